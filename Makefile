@@ -1,0 +1,49 @@
+# rbf: a thin front end to CMake/CTest.
+#   make             build build/rbf, build/librbf.a, build/librbf.so, build/rbf-bench
+#   make test        install missing Debian packages, build, run every test, then
+#                    the whole suite again under ASan+UBSan
+#   make reproduce   regenerate the paper's results into report/
+#   make install     install headers, libraries, the CLI and rbf.pc (PREFIX=/usr/local)
+BUILD     ?= build
+ASAN      ?= build-asan
+PREFIX    ?= /usr/local
+JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_ARGS ?=
+
+.PHONY: all deps configure test test-fast test-asan test-valgrind reproduce reproduce-full install clean fuzz bench
+
+all: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+deps:
+	@scripts/deps.sh
+
+configure: deps
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_ARGS)
+
+test: all
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	$(MAKE) --no-print-directory test-asan
+
+test-fast: all
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	@test -f $(ASAN)/CMakeCache.txt || cmake -S . -B $(ASAN) -DRBF_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+	cmake --build $(ASAN) -j $(JOBS)
+	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -LE no-asan
+
+reproduce: all
+	$(BUILD)/rbf reproduce --out report
+
+reproduce-full: all
+	$(BUILD)/rbf reproduce --full --out report
+
+bench: all
+	$(BUILD)/rbf-bench all
+
+install: all
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) $(ASAN) build-valgrind build-fuzz

@@ -1,0 +1,176 @@
+/*
+ * rbf_model.h -- analytic models of recycling Bloom filters.
+ *
+ * The average false-positive rate of sigma-bounded and N-bounded recycling
+ * Bloom filters (one- and two-phase), expected messages per cycle, the
+ * classic worst-case formula and the paper's N-bounded bounds, their exact
+ * counterparts, and capacity planning.  The formulas and algorithms are in
+ * docs/models.md (the contract is MODEL.md sections 3-5).
+ *
+ * This module depends on nothing else in the project (not even rbf.h): it is
+ * pure numerics.  All functions are thread-safe and reentrant.  They return
+ * RBF_MODEL_OK (0) or a negative code and write results through pointers;
+ * a result is never NaN and a probability is always within [0, 1].
+ *
+ * All rates are "count-instance" rates: the probability that a new message
+ * (one not held by the filter) is reported seen, averaged over new messages.
+ */
+#ifndef RBF_MODEL_H
+#define RBF_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && !defined(_WIN32)
+#define RBF_MODEL_API __attribute__((visibility("default")))
+#else
+#define RBF_MODEL_API
+#endif
+
+/* Status codes (the same values as rbf.h's RBF_OK, RBF_EINVAL, RBF_ENOMEM). */
+enum {
+    RBF_MODEL_OK = 0,
+    RBF_MODEL_EINVAL = -1, /* parameters outside the model's domain */
+    RBF_MODEL_ENOMEM = -2, /* a work array could not be allocated */
+    RBF_MODEL_ECANCELED = -7 /* the progress callback asked to stop */
+};
+
+/* Method for the sigma-bounded model. */
+typedef enum {
+    RBF_MODEL_FAST = 0, /* renewal pass, every sigma at once, O(kM) (MODEL.md 3) */
+    RBF_MODEL_PAPER = 1 /* the paper's tau/pi recursions and linear solve, O(k^2 M) per sigma */
+} rbf_model_method;
+
+/* Progress callback for long computations: `done` of `total` units.  Return
+ * nonzero to cancel (the call then returns RBF_MODEL_ECANCELED). */
+typedef int (*rbf_model_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+/* Parameters shared by the models. */
+typedef struct rbf_model_params {
+    uint64_t bits;      /* M: bits of one filter (for two-phase functions: of each half) */
+    unsigned hashes;    /* k >= 1 */
+    int non_colliding;  /* 0: colliding hashing (positions with replacement), 1: distinct */
+    int retaining;      /* 0: non-retaining, 1: retaining (sigma-bounded only) */
+    rbf_model_method method;
+    rbf_model_progress_fn progress; /* may be NULL */
+    void *progress_ctx;
+} rbf_model_params;
+
+/* Fill `p` with defaults: colliding, non-retaining, fast, no progress. */
+RBF_MODEL_API void rbf_model_params_init(rbf_model_params *p);
+
+/* The false-positive probability of a new message when b of M bits are
+ * set: (b/M)^k colliding, C(b,k)/C(M,k) non-colliding. */
+RBF_MODEL_API double rbf_model_rho(uint64_t bits, unsigned hashes, int non_colliding, uint64_t b);
+
+/* One-phase sigma-bounded filter at threshold sigma (1 <= sigma < M):
+ * average false-positive rate f_sigma^1 and expected messages per cycle
+ * E[N_0]. */
+typedef struct rbf_model_sigma_result {
+    double fp;                /* f_sigma^1 */
+    double expected_messages; /* E[N_0] */
+} rbf_model_sigma_result;
+
+RBF_MODEL_API int rbf_model_sigma(const rbf_model_params *p, uint64_t sigma,
+                                  rbf_model_sigma_result *out);
+
+/* The whole curve at once (fast method): for every sigma in 0..sigma_max
+ * (sigma_max < M), fp[sigma] = f_sigma^1 and en0[sigma] = E[N_0].  Either
+ * array may be NULL; each must hold sigma_max + 1 entries. */
+RBF_MODEL_API int rbf_model_sigma_curve(const rbf_model_params *p, uint64_t sigma_max, double *fp,
+                                        double *en0);
+
+/* Two-phase sigma-bounded filter: p->bits is M', the bits of EACH of the
+ * two filters (total memory 2M').  fp is f_sigma^2, fp_active the one-phase
+ * rate of the active filter, fp_frozen the average rate of the frozen one. */
+typedef struct rbf_model_two_phase_result {
+    double fp;
+    double fp_active;
+    double fp_frozen;
+    double expected_messages; /* E[N_0] of one filter per cycle */
+} rbf_model_two_phase_result;
+
+RBF_MODEL_API int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma,
+                                      rbf_model_two_phase_result *out);
+
+/* Closed form for k = 1, colliding, non-retaining (paper section IV-D). */
+RBF_MODEL_API int rbf_model_k1_closed_form(uint64_t bits, uint64_t sigma, double *fp);
+
+/* N-bounded models at N bit-setting messages per cycle. */
+typedef struct rbf_model_n_result {
+    double f_w;          /* (1-(1-1/M)^{kN})^k: classic rate of the message after N */
+    double f_o;          /* oracle lower bound: mean of f_w(i-1), i = 1..N */
+    double f_a;          /* real-user lower bound */
+    double exact_worst;  /* E[rho(B_N)]: exact rate of the message after N insertions */
+    double exact_oracle; /* sum_{n<N} E[rho(B_n)] / N */
+    double exact_real;   /* exact real-user (bit-setting count) rate */
+} rbf_model_n_result;
+
+RBF_MODEL_API int rbf_model_nbounded(const rbf_model_params *p, uint64_t messages,
+                                     rbf_model_n_result *out);
+
+/* The classic worst-case formula alone (cheap). */
+RBF_MODEL_API double rbf_model_f_w(uint64_t bits, unsigned hashes, uint64_t n);
+
+/* ---- Capacity planning (MODEL.md 5) ---- */
+
+/* One policy's best choice. */
+typedef struct rbf_plan_choice {
+    int feasible;             /* 0 if no k <= max_hashes meets the target */
+    unsigned hashes;          /* best k */
+    uint64_t sigma;           /* sigma-bounded / two-phase: threshold (else 0) */
+    uint64_t messages;        /* N-bounded policies: N (else 0) */
+    double expected_messages; /* messages per cycle: E[N_0], or N */
+    double fp;                /* the model's rate at this choice */
+    double gain_vs_worst_case; /* expected_messages / worst_case.expected_messages */
+} rbf_plan_choice;
+
+typedef struct rbf_plan {
+    uint64_t bits;    /* total memory M */
+    double target_fp; /* epsilon */
+    rbf_plan_choice sigma_bounded; /* largest sigma with f_sigma^1 <= eps */
+    rbf_plan_choice average_n;     /* largest N with f_a(N) <= eps */
+    rbf_plan_choice oracle_n;      /* largest N with f_o(N) <= eps */
+    rbf_plan_choice worst_case;    /* largest N with f_w(N) <= eps */
+    rbf_plan_choice two_phase;     /* two filters of M/2, largest sigma with f_sigma^2 <= eps */
+} rbf_plan;
+
+/* Planner options (rbf_plan_options_init: max_hashes 32, colliding,
+ * non-retaining, no progress). */
+typedef struct rbf_plan_options {
+    unsigned max_hashes;
+    int non_colliding;
+    int retaining;
+    rbf_model_progress_fn progress;
+    void *progress_ctx;
+} rbf_plan_options;
+
+RBF_MODEL_API void rbf_plan_options_init(rbf_plan_options *o);
+
+/* For total memory `bits` and target average rate eps (0 < eps < 1): the
+ * best k and threshold of every policy, maximising expected messages per
+ * cycle (smallest k on ties). */
+RBF_MODEL_API int rbf_plan_memory(uint64_t bits, double eps, const rbf_plan_options *o,
+                                  rbf_plan *out);
+
+/* The inverse: the least memory (bits) whose sigma-bounded one-phase plan
+ * holds at least `messages` messages per cycle at average rate eps; `out`
+ * receives the plan at that memory. */
+RBF_MODEL_API int rbf_plan_messages(uint64_t messages, double eps, const rbf_plan_options *o,
+                                    uint64_t *bits, rbf_plan *out);
+
+/* Same question for the two-phase filter: least total memory whose
+ * two-phase plan holds at least `messages` per cycle. */
+RBF_MODEL_API int rbf_plan_messages_two_phase(uint64_t messages, double eps,
+                                              const rbf_plan_options *o, uint64_t *bits,
+                                              rbf_plan *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RBF_MODEL_H */

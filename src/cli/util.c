@@ -1,0 +1,361 @@
+/*
+ * util.c -- option errors, number parsing, JSON and progress for the CLI.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "rbf %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (try 'rbf %s --help')\n", cmd);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_fail(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "rbf %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return CLI_EXIT_FAIL;
+}
+
+void cli_getopt_reset(void)
+{
+    optind = 0; /* glibc: 0 also resets its internal state */
+    opterr = 0;
+}
+
+int cli_bad_option(const char *cmd, int argc, char **argv, const struct option *longopts)
+{
+    /* getopt_long leaves optind past the failing argument (or past its
+     * missing value); the failing word is the one just before. */
+    int i = optind - 1;
+    if (i < 1)
+        i = 1;
+    if (i >= argc)
+        i = argc - 1;
+    const char *word = argv[i];
+    if (optopt) {
+        /* A known option that needs a value, or an unknown short option. */
+        for (const struct option *o = longopts; o && o->name; o++)
+            if (o->val == optopt && o->has_arg == required_argument)
+                return cli_usage(cmd, "option '%s' needs a value", word);
+        return cli_usage(cmd, "unknown option '-%c'", optopt);
+    }
+    if (word[0] == '-' && word[1] == '-') {
+        size_t n = strcspn(word + 2, "=");
+        for (const struct option *o = longopts; o && o->name; o++)
+            if (strlen(o->name) == n && !strncmp(o->name, word + 2, n)) {
+                if (o->has_arg == no_argument && word[2 + n] == '=')
+                    return cli_usage(cmd, "option '--%s' takes no value", o->name);
+                return cli_usage(cmd, "option '--%s' needs a value", o->name);
+            }
+        /* getopt_long also rejects ambiguous abbreviations */
+        return cli_usage(cmd, "unknown or ambiguous option '%s'", word);
+    }
+    return cli_usage(cmd, "unknown option '%s'", word);
+}
+
+/* ---- numbers */
+
+static int parse_scaled(const char *s, int allow_bytes, uint64_t *out, const char **err)
+{
+    if (!s || !*s) {
+        *err = "empty value";
+        return -1;
+    }
+    const char *p = s;
+    if (!isdigit((unsigned char)*p)) {
+        *err = (*p == '-') ? "must not be negative" : "not a number";
+        return -1;
+    }
+    /* mantissa: digits [. digits] as an exact rational num / den */
+    unsigned __int128 num = 0, den = 1;
+    const unsigned __int128 cap = (unsigned __int128)UINT64_MAX * 1000000;
+    while (isdigit((unsigned char)*p)) {
+        num = num * 10 + (unsigned)(*p++ - '0');
+        if (num > cap) {
+            *err = "too large";
+            return -1;
+        }
+    }
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p)) {
+            *err = "not a number";
+            return -1;
+        }
+        while (isdigit((unsigned char)*p)) {
+            if (den < (unsigned __int128)1000000000000000000ULL) {
+                num = num * 10 + (unsigned)(*p - '0');
+                den *= 10;
+                if (num > cap * 10) {
+                    *err = "too large";
+                    return -1;
+                }
+            } else if (*p != '0') {
+                *err = "too many decimals";
+                return -1;
+            }
+            p++;
+        }
+    }
+    unsigned __int128 mult = 1;
+    unsigned base = 1000;
+    int exp = 0;
+    switch (*p) {
+    case 'k': case 'K': exp = 1; break;
+    case 'M': exp = 2; break;
+    case 'G': exp = 3; break;
+    case 'T': exp = 4; break;
+    case 'P': exp = 5; break;
+    case 'E': exp = 6; break;
+    default: break;
+    }
+    if (exp) {
+        p++;
+        if (*p == 'i') {
+            base = 1024;
+            p++;
+        }
+        for (int i = 0; i < exp; i++)
+            mult *= base;
+    }
+    if (allow_bytes && *p == 'B')
+        p++;
+    if (*p) {
+        *err = allow_bytes ? "bad size (use e.g. 4096, 64KiB, 64MiB, 1GiB, 1GB)"
+                           : "bad number (use e.g. 1000, 10k, 1M, 16Mi)";
+        return -1;
+    }
+    /* num * mult / den must be a whole number that fits in 64 bits. */
+    unsigned __int128 hi = num * mult; /* num <= 1.8e25, mult <= 1.2e18: may overflow */
+    if (mult != 0 && hi / mult != num) {
+        *err = "too large";
+        return -1;
+    }
+    if (hi % den != 0) {
+        *err = "not a whole number";
+        return -1;
+    }
+    hi /= den;
+    if (hi > UINT64_MAX) {
+        *err = "too large";
+        return -1;
+    }
+    *out = (uint64_t)hi;
+    return 0;
+}
+
+int cli_parse_count(const char *s, uint64_t *out, const char **err)
+{
+    return parse_scaled(s, 0, out, err);
+}
+
+int cli_parse_bytes(const char *s, uint64_t *out, const char **err)
+{
+    return parse_scaled(s, 1, out, err);
+}
+
+int cli_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out, const char **err)
+{
+    if (!s || !*s) {
+        *err = "empty value";
+        return -1;
+    }
+    if (*s == '-') {
+        *err = "must not be negative";
+        return -1;
+    }
+    for (const char *p = s; *p; p++)
+        if (!isdigit((unsigned char)*p)) {
+            *err = "not a whole number";
+            return -1;
+        }
+    errno = 0;
+    unsigned long long v = strtoull(s, NULL, 10);
+    if (errno == ERANGE || v > hi || v < lo) {
+        *err = "out of range";
+        return -1;
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int cli_parse_double(const char *s, double lo, double hi, int lo_incl, int hi_incl, double *out,
+                     const char **err)
+{
+    if (!s || !*s) {
+        *err = "empty value";
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end || end == s || isspace((unsigned char)*s)) {
+        *err = "not a number";
+        return -1;
+    }
+    if (!isfinite(v) || (errno == ERANGE && v != 0)) {
+        *err = "out of range";
+        return -1;
+    }
+    if ((lo_incl ? v < lo : v <= lo) || (hi_incl ? v > hi : v >= hi)) {
+        *err = "out of range";
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_hashing(const char *s, int *non_colliding)
+{
+    if (!strcmp(s, "colliding"))
+        *non_colliding = 0;
+    else if (!strcmp(s, "non-colliding"))
+        *non_colliding = 1;
+    else
+        return -1;
+    return 0;
+}
+
+int cli_parse_recycle(const char *s, int *retaining)
+{
+    if (!strcmp(s, "non-retaining"))
+        *retaining = 0;
+    else if (!strcmp(s, "retaining"))
+        *retaining = 1;
+    else
+        return -1;
+    return 0;
+}
+
+/* ---- output */
+
+int cli_finish_stdout(const char *cmd)
+{
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        if (errno == EPIPE)
+            return CLI_EXIT_OK;
+        return cli_fail(cmd, "error writing output: %s", strerror(errno ? errno : EIO));
+    }
+    return CLI_EXIT_OK;
+}
+
+void cli_json_double(FILE *fp, double v)
+{
+    if (!isfinite(v)) {
+        fputs("null", fp);
+        return;
+    }
+    char buf[40];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    fputs(buf, fp);
+}
+
+void cli_json_string(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", fp); break;
+        case '\\': fputs("\\\\", fp); break;
+        case '\n': fputs("\\n", fp); break;
+        case '\r': fputs("\\r", fp); break;
+        case '\t': fputs("\\t", fp); break;
+        default:
+            if (*p < 0x20)
+                fprintf(fp, "\\u%04x", *p);
+            else
+                fputc(*p, fp);
+        }
+    }
+    fputc('"', fp);
+}
+
+/* ---- progress */
+
+static struct {
+    int on;
+    const char *label;
+    uint64_t total;
+    double start, last;
+    int drawn;
+} prog;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void cli_progress_begin(const char *label, uint64_t total)
+{
+    prog.on = isatty(STDERR_FILENO) && getenv("RBF_NO_PROGRESS") == NULL;
+    prog.label = label;
+    prog.total = total;
+    prog.start = now_s();
+    prog.last = prog.start;
+    prog.drawn = 0;
+}
+
+void cli_progress_update(uint64_t done)
+{
+    if (!prog.on)
+        return;
+    double t = now_s();
+    /* Show nothing for work that ends within a second; then redraw at 10 Hz. */
+    if (t - prog.start < 1.0 || t - prog.last < 0.1)
+        return;
+    prog.last = t;
+    double frac = prog.total ? (double)done / (double)prog.total : 0;
+    if (frac > 1)
+        frac = 1;
+    int width = 30, fill = (int)(frac * width);
+    double el = t - prog.start;
+    double eta = frac > 0 ? el * (1 - frac) / frac : 0;
+    fprintf(stderr, "\r%s [%.*s%*s] %5.1f%%  %.0fs left ", prog.label, fill,
+            "##############################", width - fill, "", 100 * frac, eta);
+    fflush(stderr);
+    prog.drawn = 1;
+}
+
+void cli_progress_end(void)
+{
+    if (prog.on && prog.drawn) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+    prog.on = 0;
+    prog.drawn = 0;
+}
+
+int cli_progress_cb(void *ctx, uint64_t done, uint64_t total)
+{
+    (void)ctx;
+    if (prog.total != total)
+        prog.total = total;
+    cli_progress_update(done);
+    return 0;
+}

@@ -1,0 +1,37 @@
+/*
+ * filter_internal.h -- the filter's representation, shared by the files of
+ * src/filter/ only.  Nothing here is public API.
+ */
+#ifndef RBF_FILTER_INTERNAL_H
+#define RBF_FILTER_INTERNAL_H
+
+#include <stdint.h>
+
+#include "rbf.h"
+
+struct rbf {
+    rbf_config cfg;
+    uint64_t m;        /* bits per filter: cfg.bits, or cfg.bits / 2 for two-phase */
+    uint64_t nwords;   /* 64-bit words per filter */
+    uint64_t *active;  /* the filter taking insertions */
+    uint64_t *frozen;  /* two-phase only: the filter kept from the last cycle */
+    uint64_t b;        /* set bits of `active` */
+    uint64_t fb;       /* set bits of `frozen` */
+    uint64_t c;        /* bit-setting insertions this cycle */
+    uint64_t cycles;
+    uint64_t inserts;
+    uint64_t reported_new;
+    /* Threshold in set bits: sigma, or UINT64_MAX when not sigma-bounded,
+     * so the hot path tests b + d > limit_bits with no branch on the mode. */
+    uint64_t limit_bits;
+    /* Threshold in messages: N, or UINT64_MAX when not N-bounded. */
+    uint64_t limit_msgs;
+};
+
+/* The k positions of `hash` (see rbf.h), into pos[0..k-1]. */
+void rbf__positions(const struct rbf *f, uint64_t hash, uint64_t *pos);
+
+/* Allocate the bit arrays of a checked configuration (zeroed). */
+int rbf__alloc(const rbf_config *cfg, struct rbf **out);
+
+#endif

@@ -1,0 +1,424 @@
+/*
+ * rbf.c -- the recycling Bloom filter: configuration, positions, insertion,
+ * membership and recycling.  Semantics are documented in include/rbf.h and
+ * docs/semantics.md; save/load is in io.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/random.h>
+#endif
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "filter_internal.h"
+#include "rbf.h"
+
+const char *rbf_version(void) { return RBF_VERSION_STRING; }
+
+const char *rbf_strerror(int code)
+{
+    switch (code) {
+    case RBF_OK: return "success";
+    case RBF_EINVAL: return "invalid argument or configuration";
+    case RBF_ENOMEM: return "out of memory (or a size too large to allocate)";
+    case RBF_EIO: return "input/output error";
+    case RBF_EFORMAT: return "not an rbf filter file, or an unsupported format version";
+    case RBF_ECORRUPT: return "rbf filter file is truncated or corrupted";
+    case RBF_ERANGE: return "value out of range";
+    default: return "unknown error";
+    }
+}
+
+/* A 64-bit seed from the operating system.  getrandom() first; if it is not
+ * there, /dev/urandom; as a last resort, address and time bits (never an
+ * error: a filter must be creatable even in a chroot without /dev). */
+static uint64_t os_random_seed(void)
+{
+    uint64_t s = 0;
+#if defined(__linux__)
+    if (getrandom(&s, sizeof s, 0) == (ssize_t)sizeof s)
+        return s;
+#endif
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t r = read(fd, &s, sizeof s);
+        close(fd);
+        if (r == (ssize_t)sizeof s)
+            return s;
+    }
+    uint64_t local = 0;
+    s = (uint64_t)(uintptr_t)&local ^ (uint64_t)(uintptr_t)&s ^ (uint64_t)getpid() << 32;
+    return XXH3_64bits(&s, sizeof s);
+}
+
+void rbf_config_init(rbf_config *cfg)
+{
+    if (!cfg)
+        return;
+    memset(cfg, 0, sizeof *cfg);
+    cfg->hashing = RBF_COLLIDING;
+    cfg->recycle = RBF_NON_RETAINING;
+    cfg->phases = 1;
+    cfg->seed = os_random_seed();
+}
+
+static uint64_t bits_per_filter(const rbf_config *cfg)
+{
+    return cfg->phases == 2 ? cfg->bits / 2 : cfg->bits;
+}
+
+int rbf_config_check(const rbf_config *cfg, const char **why)
+{
+    const char *w = NULL;
+    int rc = RBF_EINVAL;
+    if (!cfg)
+        w = "configuration is NULL";
+    else if (cfg->phases != 1 && cfg->phases != 2)
+        w = "phases must be 1 or 2";
+    else if (cfg->bits == 0)
+        w = "bits must be at least 1";
+    else if (bits_per_filter(cfg) == 0)
+        w = "a two-phase filter needs at least 2 bits";
+    else if (cfg->hashes == 0)
+        w = "hashes must be at least 1";
+    else if (cfg->hashes > RBF_MAX_HASHES)
+        w = "hashes must be at most 256";
+    else if (cfg->hashing != RBF_COLLIDING && cfg->hashing != RBF_NON_COLLIDING)
+        w = "hashing must be RBF_COLLIDING or RBF_NON_COLLIDING";
+    else if (cfg->recycle != RBF_NON_RETAINING && cfg->recycle != RBF_RETAINING)
+        w = "recycle must be RBF_NON_RETAINING or RBF_RETAINING";
+    else if (cfg->sigma != 0 && cfg->messages != 0)
+        w = "set either sigma or messages, not both";
+    else if (cfg->sigma == 0 && cfg->messages == 0)
+        w = "set a recycling threshold: sigma (bits) or messages (N)";
+    else if (cfg->hashing == RBF_NON_COLLIDING && cfg->hashes > bits_per_filter(cfg))
+        w = "non-colliding hashing needs hashes <= bits per filter";
+    else if (cfg->sigma != 0 && cfg->sigma >= bits_per_filter(cfg))
+        w = "sigma must be less than the bits per filter";
+    else if (cfg->sigma != 0 && cfg->sigma < cfg->hashes)
+        w = "sigma must be at least hashes (a message may need k bits)";
+    else if ((bits_per_filter(cfg) + 63) / 64 > (uint64_t)SIZE_MAX / sizeof(uint64_t)) {
+        w = "bits too large to address on this machine";
+        rc = RBF_ENOMEM;
+    }
+    if (why)
+        *why = w;
+    return w ? rc : RBF_OK;
+}
+
+int rbf__alloc(const rbf_config *cfg, struct rbf **out)
+{
+    struct rbf *f = calloc(1, sizeof *f);
+    if (!f)
+        return RBF_ENOMEM;
+    f->cfg = *cfg;
+    f->m = bits_per_filter(cfg);
+    f->nwords = f->m / 64 + (f->m % 64 != 0);
+    size_t bytes = (size_t)f->nwords * sizeof(uint64_t);
+    f->active = calloc((size_t)f->nwords, sizeof(uint64_t));
+    if (f->active && cfg->phases == 2)
+        f->frozen = calloc((size_t)f->nwords, sizeof(uint64_t));
+    if (!f->active || (cfg->phases == 2 && !f->frozen)) {
+        free(f->active);
+        free(f);
+        return RBF_ENOMEM;
+    }
+    (void)bytes;
+    f->limit_bits = cfg->sigma ? cfg->sigma : UINT64_MAX;
+    f->limit_msgs = cfg->messages ? cfg->messages : UINT64_MAX;
+    *out = f;
+    return RBF_OK;
+}
+
+int rbf_new(const rbf_config *cfg, rbf **out)
+{
+    if (!out)
+        return RBF_EINVAL;
+    *out = NULL;
+    int rc = rbf_config_check(cfg, NULL);
+    if (rc != RBF_OK)
+        return rc;
+    return rbf__alloc(cfg, out);
+}
+
+void rbf_free(rbf *f)
+{
+    if (!f)
+        return;
+    free(f->active);
+    free(f->frozen);
+    free(f);
+}
+
+void rbf_get_config(const rbf *f, rbf_config *out)
+{
+    if (f && out)
+        *out = f->cfg;
+}
+
+uint64_t rbf_hash(const rbf *f, const void *key, size_t len)
+{
+    static const char empty[1] = {0};
+    if (!key)
+        key = empty;
+    return XXH3_64bits_withSeed(key, len, f ? f->cfg.seed : 0);
+}
+
+/* ---- positions
+ *
+ * The hash seeds a splitmix64 stream (Steele, Lea, Flood 2014): an additive
+ * Weyl sequence through a strong 64-bit finaliser, so each word is a
+ * full-avalanche function of the hash and the words are independent for
+ * our purposes.  Each word becomes a position by multiply-shift, floor(x M
+ * / 2^64), uniform on 0..M-1 up to a bias below M / 2^64.  Non-colliding
+ * hashing redraws a word whenever its position repeats an earlier one,
+ * which gives a uniform k-subset (sampling without replacement).  */
+
+#define RBF_GOLDEN 0x9e3779b97f4a7c15ULL
+
+static inline uint64_t splitmix_mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static inline uint64_t reduce(uint64_t x, uint64_t m)
+{
+    return (uint64_t)(((unsigned __int128)x * m) >> 64);
+}
+
+void rbf__positions(const struct rbf *f, uint64_t hash, uint64_t *pos)
+{
+    const unsigned k = f->cfg.hashes;
+    const uint64_t m = f->m;
+    uint64_t s = hash;
+    if (f->cfg.hashing == RBF_COLLIDING) {
+        for (unsigned i = 0; i < k; i++) {
+            s += RBF_GOLDEN;
+            pos[i] = reduce(splitmix_mix(s), m);
+        }
+        return;
+    }
+    for (unsigned i = 0; i < k;) {
+        s += RBF_GOLDEN;
+        uint64_t p = reduce(splitmix_mix(s), m);
+        unsigned j = 0;
+        while (j < i && pos[j] != p)
+            j++;
+        if (j == i)
+            pos[i++] = p;
+    }
+}
+
+int rbf_positions(const rbf *f, uint64_t hash, uint64_t *pos)
+{
+    if (!f || !pos)
+        return RBF_EINVAL;
+    rbf__positions(f, hash, pos);
+    return (int)f->cfg.hashes;
+}
+
+/* ---- bit helpers */
+
+static inline int test_bit(const uint64_t *w, uint64_t p)
+{
+    return (int)((w[p >> 6] >> (p & 63)) & 1u);
+}
+
+static inline int all_set(const uint64_t *w, const uint64_t *pos, unsigned k)
+{
+    for (unsigned i = 0; i < k; i++)
+        if (!test_bit(w, pos[i]))
+            return 0;
+    return 1;
+}
+
+/* Set the bits at pos[0..k-1] in w; return how many went from 0 to 1 and
+ * record those positions in newly[] (so they can be undone). */
+static inline unsigned set_bits(uint64_t *w, const uint64_t *pos, unsigned k, uint64_t *newly)
+{
+    unsigned d = 0;
+    for (unsigned i = 0; i < k; i++) {
+        uint64_t p = pos[i];
+        uint64_t bit = 1ULL << (p & 63);
+        uint64_t old = w[p >> 6];
+        newly[d] = p;
+        d += (old & bit) == 0;
+        w[p >> 6] = old | bit;
+    }
+    return d;
+}
+
+static void clear_words(uint64_t *w, uint64_t nwords)
+{
+    memset(w, 0, (size_t)nwords * sizeof(uint64_t));
+}
+
+/* Start a new cycle: one-phase clears the filter; two-phase clears the
+ * frozen filter and swaps the roles. */
+static void do_recycle(struct rbf *f)
+{
+    if (f->frozen) {
+        uint64_t *t = f->frozen;
+        f->frozen = f->active;
+        f->fb = f->b;
+        clear_words(t, f->nwords);
+        f->active = t;
+    } else {
+        clear_words(f->active, f->nwords);
+    }
+    f->b = 0;
+    f->c = 0;
+    f->cycles++;
+}
+
+int rbf_recycle(rbf *f)
+{
+    if (!f)
+        return RBF_EINVAL;
+    do_recycle(f);
+    return RBF_OK;
+}
+
+/* Test-and-insert at given positions.  The bits are set first and the
+ * newly set ones recorded: d is then exact even when colliding positions
+ * repeat, and the rare over-threshold case undoes them. */
+static int insert_positions(struct rbf *f, const uint64_t *pos)
+{
+    const unsigned k = f->cfg.hashes;
+    uint64_t newly[RBF_MAX_HASHES];
+    f->inserts++;
+    unsigned d = set_bits(f->active, pos, k, newly);
+    if (d == 0)
+        return 0; /* all bits set in the active filter: reported seen */
+    int seen_frozen = f->frozen && all_set(f->frozen, pos, k);
+    if (f->b + d > f->limit_bits) {
+        /* sigma would be passed: recycle instead of taking the message.  The
+         * two-phase filter freezes the active one as it was, so undo. */
+        if (f->frozen)
+            for (unsigned i = 0; i < d; i++)
+                f->active[newly[i] >> 6] &= ~(1ULL << (newly[i] & 63));
+        do_recycle(f);
+        if (f->cfg.recycle == RBF_RETAINING) {
+            f->b = set_bits(f->active, pos, k, newly);
+            f->c = 1;
+        }
+    } else {
+        f->b += d;
+        if (++f->c >= f->limit_msgs)
+            do_recycle(f);
+    }
+    if (seen_frozen)
+        return 0;
+    f->reported_new++;
+    return 1;
+}
+
+static int contains_positions(const struct rbf *f, const uint64_t *pos)
+{
+    const unsigned k = f->cfg.hashes;
+    if (all_set(f->active, pos, k))
+        return 1;
+    return f->frozen && all_set(f->frozen, pos, k);
+}
+
+int rbf_insert_hash(rbf *f, uint64_t hash)
+{
+    if (!f)
+        return RBF_EINVAL;
+    uint64_t pos[RBF_MAX_HASHES];
+    rbf__positions(f, hash, pos);
+    return insert_positions(f, pos);
+}
+
+int rbf_contains_hash(const rbf *f, uint64_t hash)
+{
+    if (!f)
+        return RBF_EINVAL;
+    uint64_t pos[RBF_MAX_HASHES];
+    rbf__positions(f, hash, pos);
+    return contains_positions(f, pos);
+}
+
+int rbf_insert(rbf *f, const void *key, size_t len)
+{
+    if (!f || (!key && len))
+        return RBF_EINVAL;
+    return rbf_insert_hash(f, rbf_hash(f, key, len));
+}
+
+int rbf_contains(const rbf *f, const void *key, size_t len)
+{
+    if (!f || (!key && len))
+        return RBF_EINVAL;
+    return rbf_contains_hash(f, rbf_hash(f, key, len));
+}
+
+int64_t rbf_insert_many(rbf *f, const uint64_t *hashes, size_t n, uint8_t *results)
+{
+    if (!f || (!hashes && n))
+        return RBF_EINVAL;
+    int64_t fresh = 0;
+    for (size_t i = 0; i < n; i++) {
+        int r = rbf_insert_hash(f, hashes[i]);
+        if (results)
+            results[i] = (uint8_t)r;
+        fresh += r;
+    }
+    return fresh;
+}
+
+int64_t rbf_contains_many(const rbf *f, const uint64_t *hashes, size_t n, uint8_t *results)
+{
+    if (!f || (!hashes && n))
+        return RBF_EINVAL;
+    int64_t hits = 0;
+    for (size_t i = 0; i < n; i++) {
+        int r = rbf_contains_hash(f, hashes[i]);
+        if (results)
+            results[i] = (uint8_t)r;
+        hits += r;
+    }
+    return hits;
+}
+
+int64_t rbf_insert_keys(rbf *f, const void *const *keys, const size_t *lens, size_t n,
+                        uint8_t *results)
+{
+    if (!f || (n && (!keys || !lens)))
+        return RBF_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (!keys[i] && lens[i])
+            return RBF_EINVAL;
+    int64_t fresh = 0;
+    for (size_t i = 0; i < n; i++) {
+        int r = rbf_insert_hash(f, rbf_hash(f, keys[i], lens[i]));
+        if (results)
+            results[i] = (uint8_t)r;
+        fresh += r;
+    }
+    return fresh;
+}
+
+void rbf_get_stats(const rbf *f, rbf_stats *out)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof *out);
+    if (!f)
+        return;
+    out->bits = f->m;
+    out->bits_set = f->b;
+    out->frozen_bits_set = f->fb;
+    out->cycles = f->cycles;
+    out->cycle_messages = f->c;
+    out->inserts = f->inserts;
+    out->reported_new = f->reported_new;
+    out->seed = f->cfg.seed;
+}
