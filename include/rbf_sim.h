@@ -1,0 +1,206 @@
+/*
+ * rbf_sim.h -- discrete-event simulator of recycling Bloom filters.
+ *
+ * The simulator feeds a workload of message arrivals to the library's real
+ * filter (rbf_insert_hash / rbf_recycle; never a copy of it) and keeps the
+ * ground truth beside it: for every message, the cycle in which it was last
+ * truly held (inserted, or a false positive, which stays held because all its
+ * bits are set).  Each arrival is then classified as new or held, false
+ * positive or not, repeat or first-ever, false negative or not.  The exact
+ * definitions are in docs/simulator.md (MODEL.md sections 1-2 are the
+ * contract):
+ *
+ *   - new arrival: the message is not truly held by the filter(s) that would
+ *     report it (one-phase: not held since the last recycle; two-phase: not
+ *     held in the current or the previous cycle).
+ *   - count-instance rate (`fp`, the models' measure):
+ *       false-positive new arrivals / new arrivals;
+ *   - count-first (`fp_first`): false-positive new arrivals / all arrivals;
+ *   - count-each (`fp_each`): arrivals of a message while it is held because
+ *     of a false positive (the false-positive arrival and its repeats until
+ *     the message stops being held) / all arrivals;
+ *   - false-negative rate (`fn`): repeat arrivals (the message arrived
+ *     earlier in the same epoch) reported new / repeat arrivals.
+ *
+ * An epoch is one independent run: a fresh empty filter, its own random
+ * stream derived from (seed, epoch index), `warmup` arrivals that are not
+ * counted, then `arrivals` counted ones.  Epochs run in parallel on
+ * `threads` threads; the numbers depend only on the configuration and the
+ * seed, never on the thread count.  Results give per-epoch rates and their
+ * mean with a 99% Student-t confidence interval across epochs.
+ *
+ * Conventions as in rbf.h: 0 on success, negative RBF_E* codes (or the two
+ * RBF_SIM_E* codes below) on failure; the simulator never prints.
+ */
+#ifndef RBF_SIM_H
+#define RBF_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rbf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes beyond rbf.h's (same numbering space). */
+enum {
+    RBF_SIM_ECANCELED = -7, /* the progress callback asked to stop */
+    RBF_SIM_ENOMODEL = -8   /* no model exists for this configuration (rbf_sim_model) */
+};
+
+/* ---- workloads */
+
+typedef enum {
+    RBF_SIM_UNIFORM = 0, /* uniform with replacement from `pool` pre-generated messages */
+    RBF_SIM_ZIPF = 1,    /* message of rank r (1..pool) with probability r^-exponent / H */
+    RBF_SIM_FADING = 2,  /* a brand-new message with probability new_fraction, else a repeat
+                            of a recent message whose popularity decays with mean lifetime
+                            `lifetime` arrivals (exact definition: docs/simulator.md) */
+    RBF_SIM_TRACE = 3    /* the lines of a file, in order; the epochs split the file */
+} rbf_sim_workload_kind;
+
+typedef struct rbf_sim_workload {
+    rbf_sim_workload_kind kind;
+    uint64_t pool;        /* UNIFORM, ZIPF: number of distinct messages P >= 1 */
+    double exponent;      /* ZIPF: S >= 0 (0 is uniform) */
+    double new_fraction;  /* FADING: R in (0, 1] */
+    double lifetime;      /* FADING: L > 0, in arrivals */
+    const char *trace_path; /* TRACE: file, one message per line (not owned) */
+} rbf_sim_workload;
+
+/* Parse a workload spec: "uniform:P", "zipf:P:S", "fading:R:L" or
+ * "trace:FILE".  P accepts the plain decimal form only.  On success returns
+ * RBF_OK; for a trace, out->trace_path points INTO `spec` (keep it alive).
+ * On failure returns RBF_EINVAL and, if `why` is not NULL, stores a static
+ * one-line description of what is wrong. */
+RBF_API int rbf_sim_workload_parse(const char *spec, rbf_sim_workload *out, const char **why);
+
+/* ---- configuration */
+
+/* Progress callback: `done` of `total` arrivals (all epochs, warm-up
+ * included).  Called from the thread that called rbf_sim_run, a few times a
+ * second; return nonzero to cancel (rbf_sim_run then returns
+ * RBF_SIM_ECANCELED).  Same signature as rbf_model_progress_fn. */
+typedef int (*rbf_sim_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+typedef struct rbf_sim_config {
+    /* The filter under test: bits, hashes, exactly one of sigma/messages,
+     * hashing, recycle, phases, exactly as for rbf_new (two-phase: bits is
+     * the total, each filter has bits/2).  filter.seed is ignored: message
+     * hashes are random, positions depend on the hash only. */
+    rbf_config filter;
+    /* Oracle N-bounded policy (needs filter.messages = N): the filter itself
+     * never recycles; the simulator calls rbf_recycle right after the N-th
+     * truly new arrival (false positives included) of each cycle. */
+    int oracle;
+    rbf_sim_workload workload;
+    uint64_t arrivals; /* counted arrivals per epoch (ignored for TRACE) */
+    uint64_t warmup;   /* arrivals per epoch run but not counted (default 0) */
+    unsigned epochs;   /* >= 1; a confidence interval needs >= 2 */
+    uint64_t seed;     /* every random choice derives from (seed, epoch index) */
+    unsigned threads;  /* worker threads; 0 = the online processors */
+    rbf_sim_progress_fn progress; /* may be NULL */
+    void *progress_ctx;
+} rbf_sim_config;
+
+/* Defaults: the paper's setup (section V-A) except the filter's k and
+ * threshold: bits 1000, colliding, non-retaining, one phase, uniform:1000,
+ * 100000 arrivals, no warm-up, 7 epochs, seed 1, all processors, no
+ * progress.  The caller sets filter.hashes and filter.sigma or
+ * filter.messages. */
+RBF_API void rbf_sim_config_init(rbf_sim_config *cfg);
+
+/* Check a configuration without running it (the trace file is not opened).
+ * Returns RBF_OK or RBF_EINVAL; `why`, if not NULL, receives a static
+ * description of the problem or NULL. */
+RBF_API int rbf_sim_config_check(const rbf_sim_config *cfg, const char **why);
+
+/* ---- results */
+
+/* Counts of one epoch (or summed over epochs), counted arrivals only. */
+typedef struct rbf_sim_counts {
+    uint64_t arrivals;        /* all counted arrivals */
+    uint64_t new_arrivals;    /* arrivals of messages not truly held */
+    uint64_t fp_first;        /* new arrivals reported seen (false positives) */
+    uint64_t fp_each;         /* arrivals of messages held because of a false positive */
+    uint64_t repeats;         /* arrivals of messages that arrived before in the epoch */
+    uint64_t false_negatives; /* repeats reported new */
+    uint64_t cycles;          /* recycles of the filter */
+    uint64_t anomalies;       /* held messages reported new: a filter bug, always 0 */
+} rbf_sim_counts;
+
+/* Rates of one epoch.  A rate with a zero denominator is 0. */
+typedef struct rbf_sim_rates {
+    double fp;                 /* count-instance: fp_first / new_arrivals */
+    double fp_first;           /* count-first: fp_first / arrivals */
+    double fp_each;            /* count-each: fp_each / arrivals */
+    double fn;                 /* false_negatives / repeats */
+    double messages_per_cycle; /* new_arrivals / cycles (0 if no recycle) */
+} rbf_sim_rates;
+
+/* A rate across epochs: mean, sample standard deviation and the 99%
+ * Student-t confidence interval of the mean (t quantile from GSL).  With a
+ * single epoch has_ci is 0 and the interval is [mean, mean]. */
+typedef struct rbf_sim_stat {
+    double mean;
+    double stddev;
+    double ci_low, ci_high; /* mean -/+ t(0.995, n-1) stddev / sqrt(n) */
+    int has_ci;
+} rbf_sim_stat;
+
+typedef struct rbf_sim_result {
+    unsigned epochs;
+    rbf_sim_counts total;       /* summed over epochs */
+    rbf_sim_counts *epoch_counts; /* epochs entries, owned by the result */
+    rbf_sim_rates *epoch_rates;   /* epochs entries, owned by the result */
+    rbf_sim_stat fp, fp_first, fp_each, fn, messages_per_cycle;
+    unsigned threads;       /* worker threads actually used */
+    double elapsed_seconds; /* wall time of rbf_sim_run */
+} rbf_sim_result;
+
+/* Run the simulation.  On success returns RBF_OK and fills *out (release
+ * with rbf_sim_result_free).  Errors: RBF_EINVAL (bad configuration),
+ * RBF_ENOMEM, RBF_EIO (trace file unreadable; errno kept), RBF_SIM_ECANCELED.
+ * On failure *out holds nothing to free (it is zeroed). */
+RBF_API int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out);
+
+/* Release what rbf_sim_run allocated in `r` and zero it.  NULL is a no-op. */
+RBF_API void rbf_sim_result_free(rbf_sim_result *r);
+
+/* Run the ground-truth bookkeeping over a given sequence instead of a
+ * workload: n arrivals whose message identities are hashes[0..n-1] (equal
+ * hashes are the same message), one epoch, no warm-up; cfg->workload,
+ * arrivals, epochs, seed and threads are ignored.  `counts` receives the
+ * counts; if `flags` is not NULL, flags[i] receives the RBF_SIM_F* bits of
+ * arrival i.  For tests and for hand-checking definitions. */
+enum {
+    RBF_SIM_FNEW = 1,      /* a new arrival (not truly held) */
+    RBF_SIM_FFP = 2,       /* a new arrival reported seen: a false positive */
+    RBF_SIM_FEACH = 4,     /* counted by count-each */
+    RBF_SIM_FREPEAT = 8,   /* the message arrived before */
+    RBF_SIM_FFN = 16,      /* a repeat reported new: a false negative */
+    RBF_SIM_FRECYCLE = 32  /* the filter recycled during this arrival */
+};
+RBF_API int rbf_sim_sequence(const rbf_sim_config *cfg, const uint64_t *hashes, size_t n,
+                             rbf_sim_counts *counts, uint8_t *flags);
+
+/* The models' count-instance prediction for this configuration, where one
+ * exists: one-phase sigma-bounded f_sigma^1 (the variant given by hashing
+ * and recycle), two-phase sigma-bounded f_sigma^2 (each half bits/2),
+ * oracle N-bounded exact_oracle, real-user N-bounded exact_real.  Stores the
+ * rate in *fp and, if `name` is not NULL, a static name ("f_sigma^1",
+ * "f_sigma^2", "exact_oracle", "exact_real").  Returns RBF_OK,
+ * RBF_SIM_ENOMODEL (no model for this case, e.g. two-phase N-bounded) or
+ * the model's error (e.g. RBF_EINVAL while a model is not implemented). */
+RBF_API int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name);
+
+/* As rbf_strerror, also naming RBF_SIM_ECANCELED and RBF_SIM_ENOMODEL. */
+RBF_API const char *rbf_sim_strerror(int code);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RBF_SIM_H */
