@@ -166,9 +166,20 @@ RBF_API int64_t rbf_insert_many(rbf *f, const uint64_t *hashes, size_t n, uint8_
 RBF_API int64_t rbf_contains_many(const rbf *f, const uint64_t *hashes, size_t n,
                                   uint8_t *results);
 
-/* Same over n keys: keys[i] with lens[i] bytes. */
+/* Same over n keys: keys[i] with lens[i] bytes, hashed with rbf_hash (the
+ * hashing is overlapped with the memory accesses too).  Every key is checked
+ * first: if one is NULL with a non-zero length, nothing is processed and
+ * RBF_EINVAL is returned. */
 RBF_API int64_t rbf_insert_keys(rbf *f, const void *const *keys, const size_t *lens, size_t n,
                                 uint8_t *results);
+
+/* Batch membership test over n keys, as n rbf_contains calls: results[i]
+ * (if `results` is not NULL) receives 1 if keys[i] would be reported seen,
+ * else 0.  Returns the number reported seen, or RBF_EINVAL on a NULL
+ * argument (checked for every key before any is processed).  Changes
+ * nothing. */
+RBF_API int64_t rbf_contains_keys(const rbf *f, const void *const *keys, const size_t *lens,
+                                  size_t n, uint8_t *results);
 
 /* The bit positions (0..bits per filter - 1) of a message's hash, k of
  * them, in the order they are drawn; `pos` must hold `hashes` entries.

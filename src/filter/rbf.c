@@ -406,6 +406,24 @@ int64_t rbf_insert_keys(rbf *f, const void *const *keys, const size_t *lens, siz
     return fresh;
 }
 
+int64_t rbf_contains_keys(const rbf *f, const void *const *keys, const size_t *lens, size_t n,
+                          uint8_t *results)
+{
+    if (!f || (n && (!keys || !lens)))
+        return RBF_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (!keys[i] && lens[i])
+            return RBF_EINVAL;
+    int64_t hits = 0;
+    for (size_t i = 0; i < n; i++) {
+        int r = rbf_contains_hash(f, rbf_hash(f, keys[i], lens[i]));
+        if (results)
+            results[i] = (uint8_t)r;
+        hits += r;
+    }
+    return hits;
+}
+
 void rbf_get_stats(const rbf *f, rbf_stats *out)
 {
     if (!out)
