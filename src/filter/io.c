@@ -395,9 +395,18 @@ int rbf_load(const char *path, rbf **out)
     *out = NULL;
     if (!path)
         return RBF_EINVAL;
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
+    /* O_NONBLOCK so that a FIFO with no writer is rejected below instead of
+     * blocking the open forever; regular files ignore the flag. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
         return RBF_EIO;
+    FILE *fp = fdopen(fd, "rb");
+    if (!fp) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return RBF_EIO;
+    }
     struct stat stbuf;
     int rc;
     if (fstat(fileno(fp), &stbuf) != 0) {
