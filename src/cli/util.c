@@ -50,8 +50,10 @@ int cli_bad_option(const char *cmd, int argc, char **argv, const struct option *
     if (i >= argc)
         i = argc - 1;
     const char *word = argv[i];
-    if (optopt) {
-        /* A known option that needs a value, or an unknown short option. */
+    if (optopt && !(word[0] == '-' && word[1] == '-')) {
+        /* A known option that needs a value, or an unknown short option.
+         * (A long option given a value it does not take also sets optopt,
+         * to its val: that case is named below.) */
         for (const struct option *o = longopts; o && o->name; o++)
             if (o->val == optopt && o->has_arg == required_argument)
                 return cli_usage(cmd, "option '%s' needs a value", word);
