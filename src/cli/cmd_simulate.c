@@ -1,15 +1,390 @@
 /*
- * cmd_simulate.c -- `rbf simulate`.  Not implemented yet: arrives with its issue.
+ * cmd_simulate.c -- `rbf simulate`: run the real filter on a workload and
+ * report its measured rates with 99% confidence intervals beside the model.
  */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "rbf_sim.h"
+
+static const char *const CMD = "simulate";
+
+static void help(void)
+{
+    printf(
+        "Usage: rbf simulate --bits M --hashes K (--sigma S | --messages N [--oracle])\n"
+        "                    [OPTIONS]\n"
+        "\n"
+        "Drive the library's filter with a workload of message arrivals, track which\n"
+        "messages it truly holds, and measure its false-positive rate counted three\n"
+        "ways and its false-negative rate, over independent epochs with a 99%%\n"
+        "Student-t confidence interval, beside the model's prediction.\n"
+        "\n"
+        "Filter:\n"
+        "  --bits M            memory in bits (two-phase: total of both filters)\n"
+        "  --hashes K          hash positions per message\n"
+        "  --sigma S           sigma-bounded: at most S set bits per filter\n"
+        "  --messages N        N-bounded: recycle after N bit-setting messages\n"
+        "  --oracle            N-bounded oracle: recycle after N truly new messages\n"
+        "                      (the simulator recycles; the filter never does)\n"
+        "  --hashing H         colliding (default) | non-colliding\n"
+        "  --recycle R         non-retaining (default) | retaining\n"
+        "  --phases P          1 (default) | 2\n"
+        "Run:\n"
+        "  --workload W        uniform:P (default uniform:1000), zipf:P:S, fading:R:L,\n"
+        "                      trace:FILE (see docs/simulator.md)\n"
+        "  --arrivals A        counted arrivals per epoch (default 100000; not for traces)\n"
+        "  --warmup W          arrivals per epoch run before counting (default 0)\n"
+        "  --epochs E          independent epochs (default 7; an interval needs 2)\n"
+        "  --seed S            random seed (default 1)\n"
+        "  --threads T         worker threads (default 0 = all processors)\n"
+        "Output:\n"
+        "  --json              one JSON object\n"
+        "  --epochs-detail     include every epoch's counts and rates\n"
+        "  --help              this text\n"
+        "\n"
+        "Rates: fp = count-instance (false-positive new arrivals / new arrivals, the\n"
+        "models' measure), fp_first = false-positive new arrivals / all arrivals,\n"
+        "fp_each = arrivals of false-positive messages / all arrivals, fn = repeats\n"
+        "reported new / repeats.  The same seed gives the same numbers whatever the\n"
+        "thread count.\n"
+        "\n"
+        "Example (the paper's setup):\n"
+        "  rbf simulate --bits 1000 --hashes 3 --sigma 300 --epochs 7 --json\n");
+}
+
+enum {
+    O_BITS = 256, O_HASHES, O_SIGMA, O_MESSAGES, O_ORACLE, O_HASHING, O_RECYCLE, O_PHASES,
+    O_WORKLOAD, O_ARRIVALS, O_WARMUP, O_EPOCHS, O_SEED, O_THREADS, O_JSON, O_DETAIL, O_HELP
+};
+
+static const struct option longopts[] = {
+    {"bits", required_argument, NULL, O_BITS},
+    {"hashes", required_argument, NULL, O_HASHES},
+    {"sigma", required_argument, NULL, O_SIGMA},
+    {"messages", required_argument, NULL, O_MESSAGES},
+    {"oracle", no_argument, NULL, O_ORACLE},
+    {"hashing", required_argument, NULL, O_HASHING},
+    {"recycle", required_argument, NULL, O_RECYCLE},
+    {"phases", required_argument, NULL, O_PHASES},
+    {"workload", required_argument, NULL, O_WORKLOAD},
+    {"arrivals", required_argument, NULL, O_ARRIVALS},
+    {"warmup", required_argument, NULL, O_WARMUP},
+    {"epochs", required_argument, NULL, O_EPOCHS},
+    {"seed", required_argument, NULL, O_SEED},
+    {"threads", required_argument, NULL, O_THREADS},
+    {"json", no_argument, NULL, O_JSON},
+    {"epochs-detail", no_argument, NULL, O_DETAIL},
+    {"help", no_argument, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+static void json_ci(FILE *fp, const char *name, const rbf_sim_stat *s)
+{
+    fprintf(fp, ", \"%s\": ", name);
+    cli_json_double(fp, s->mean);
+    fprintf(fp, ", \"%s_ci99\": ", name);
+    if (s->has_ci) {
+        fputc('[', fp);
+        cli_json_double(fp, s->ci_low);
+        fputs(", ", fp);
+        cli_json_double(fp, s->ci_high);
+        fputc(']', fp);
+    } else {
+        fputs("null", fp);
+    }
+}
+
+static void json_counts(FILE *fp, const rbf_sim_counts *c)
+{
+    fprintf(fp,
+            "\"arrivals\": %llu, \"new_arrivals\": %llu, \"false_positives\": %llu, "
+            "\"fp_each_arrivals\": %llu, \"repeats\": %llu, \"false_negatives\": %llu, "
+            "\"cycles\": %llu",
+            (unsigned long long)c->arrivals, (unsigned long long)c->new_arrivals,
+            (unsigned long long)c->fp_first, (unsigned long long)c->fp_each,
+            (unsigned long long)c->repeats, (unsigned long long)c->false_negatives,
+            (unsigned long long)c->cycles);
+}
+
+static void print_json(const rbf_sim_config *cfg, const char *wspec, const rbf_sim_result *r,
+                       int model_rc, double model, const char *model_name, int detail)
+{
+    const rbf_config *fc = &cfg->filter;
+    printf("{\"bits\": %llu, \"hashes\": %u, ", (unsigned long long)fc->bits, fc->hashes);
+    if (fc->sigma)
+        printf("\"sigma\": %llu, \"messages\": null, ", (unsigned long long)fc->sigma);
+    else
+        printf("\"sigma\": null, \"messages\": %llu, ", (unsigned long long)fc->messages);
+    printf("\"oracle\": %s, \"hashing\": \"%s\", \"recycle\": \"%s\", \"phases\": %u, ",
+           cfg->oracle ? "true" : "false",
+           fc->hashing == RBF_NON_COLLIDING ? "non-colliding" : "colliding",
+           fc->recycle == RBF_RETAINING ? "retaining" : "non-retaining", fc->phases);
+    printf("\"workload\": ");
+    cli_json_string(stdout, wspec);
+    printf(", \"seed\": %llu, \"epochs\": %u, \"warmup\": %llu, ", (unsigned long long)cfg->seed,
+           r->epochs, (unsigned long long)cfg->warmup);
+    json_counts(stdout, &r->total);
+    json_ci(stdout, "fp", &r->fp);
+    json_ci(stdout, "fp_first", &r->fp_first);
+    json_ci(stdout, "fp_each", &r->fp_each);
+    json_ci(stdout, "fn", &r->fn);
+    json_ci(stdout, "messages_per_cycle", &r->messages_per_cycle);
+    printf(", \"model\": ");
+    if (model_rc == RBF_OK) {
+        cli_json_double(stdout, model);
+        printf(", \"model_name\": ");
+        cli_json_string(stdout, model_name);
+        printf(", \"model_inside_ci99\": ");
+        if (r->fp.has_ci)
+            printf("%s", model >= r->fp.ci_low && model <= r->fp.ci_high ? "true" : "false");
+        else
+            printf("null");
+    } else {
+        printf("null, \"model_name\": ");
+        if (model_name)
+            cli_json_string(stdout, model_name);
+        else
+            printf("null");
+        printf(", \"model_inside_ci99\": null");
+    }
+    printf(", \"threads\": %u, \"elapsed_seconds\": ", r->threads);
+    cli_json_double(stdout, r->elapsed_seconds);
+    printf(", \"arrivals_per_second\": ");
+    uint64_t run = r->total.arrivals + (uint64_t)r->epochs * cfg->warmup;
+    cli_json_double(stdout, r->elapsed_seconds > 0 ? (double)run / r->elapsed_seconds : 0);
+    if (detail) {
+        printf(", \"per_epoch\": [");
+        for (unsigned i = 0; i < r->epochs; i++) {
+            const rbf_sim_rates *q = &r->epoch_rates[i];
+            printf("%s{", i ? ", " : "");
+            json_counts(stdout, &r->epoch_counts[i]);
+            printf(", \"fp\": ");
+            cli_json_double(stdout, q->fp);
+            printf(", \"fp_first\": ");
+            cli_json_double(stdout, q->fp_first);
+            printf(", \"fp_each\": ");
+            cli_json_double(stdout, q->fp_each);
+            printf(", \"fn\": ");
+            cli_json_double(stdout, q->fn);
+            printf(", \"messages_per_cycle\": ");
+            cli_json_double(stdout, q->messages_per_cycle);
+            printf("}");
+        }
+        printf("]");
+    }
+    printf("}\n");
+}
+
+static void row(const char *name, const rbf_sim_stat *s)
+{
+    if (s->has_ci)
+        printf("  %-22s %-14.6g [%.6g, %.6g]\n", name, s->mean, s->ci_low, s->ci_high);
+    else
+        printf("  %-22s %-14.6g (one epoch: no interval)\n", name, s->mean);
+}
+
+static void print_text(const rbf_sim_config *cfg, const char *wspec, const rbf_sim_result *r,
+                       int model_rc, double model, const char *model_name, int detail)
+{
+    const rbf_config *fc = &cfg->filter;
+    printf("filter    M=%llu%s k=%u ", (unsigned long long)fc->bits,
+           fc->phases == 2 ? " (two filters of M/2)" : "", fc->hashes);
+    if (fc->sigma)
+        printf("sigma=%llu", (unsigned long long)fc->sigma);
+    else
+        printf("N=%llu %s", (unsigned long long)fc->messages, cfg->oracle ? "(oracle)" : "(real user)");
+    printf(" %s %s\n", fc->hashing == RBF_NON_COLLIDING ? "non-colliding" : "colliding",
+           fc->recycle == RBF_RETAINING ? "retaining" : "non-retaining");
+    printf("workload  %s, %u epochs x %llu counted arrivals (warm-up %llu), seed %llu\n", wspec,
+           r->epochs, (unsigned long long)(r->epochs ? r->total.arrivals / r->epochs : 0),
+           (unsigned long long)cfg->warmup, (unsigned long long)cfg->seed);
+    uint64_t run = r->total.arrivals + (uint64_t)r->epochs * cfg->warmup;
+    printf("run       %u threads, %.3f s, %.3g arrivals/s\n\n", r->threads, r->elapsed_seconds,
+           r->elapsed_seconds > 0 ? (double)run / r->elapsed_seconds : 0.0);
+    printf("  %-22s %-14s %s\n", "rate", "mean", "99% confidence interval");
+    row("fp (count-instance)", &r->fp);
+    row("fp_first (count-first)", &r->fp_first);
+    row("fp_each (count-each)", &r->fp_each);
+    row("fn (false negatives)", &r->fn);
+    row("messages per cycle", &r->messages_per_cycle);
+    printf("\n");
+    if (model_rc == RBF_OK) {
+        const char *inside = !r->fp.has_ci ? "n/a (one epoch)"
+                             : model >= r->fp.ci_low && model <= r->fp.ci_high ? "yes"
+                                                                                : "NO";
+        printf("  model %-16s %-14.6g inside the 99%% interval: %s\n", model_name, model, inside);
+    } else if (model_rc == RBF_SIM_ENOMODEL) {
+        printf("  model                  none for this configuration\n");
+    } else {
+        printf("  model %-16s unavailable (%s)\n", model_name ? model_name : "",
+               rbf_sim_strerror(model_rc));
+    }
+    const rbf_sim_counts *c = &r->total;
+    printf("\n  arrivals %llu, new %llu, false positives %llu, repeats %llu, false negatives "
+           "%llu, cycles %llu\n",
+           (unsigned long long)c->arrivals, (unsigned long long)c->new_arrivals,
+           (unsigned long long)c->fp_first, (unsigned long long)c->repeats,
+           (unsigned long long)c->false_negatives, (unsigned long long)c->cycles);
+    if (detail) {
+        printf("\n  %-6s %-12s %-12s %-12s %-12s %s\n", "epoch", "fp", "fp_first", "fp_each",
+               "fn", "msgs/cycle");
+        for (unsigned i = 0; i < r->epochs; i++) {
+            const rbf_sim_rates *q = &r->epoch_rates[i];
+            printf("  %-6u %-12.6g %-12.6g %-12.6g %-12.6g %.6g\n", i, q->fp, q->fp_first,
+                   q->fp_each, q->fn, q->messages_per_cycle);
+        }
+    }
+}
 
 int cmd_simulate(int argc, char **argv)
 {
-    if (argc > 1 && !strcmp(argv[1], "--help")) {
-        printf("Usage: rbf simulate ...\n(not implemented yet)\n");
-        return cli_finish_stdout("simulate");
+    rbf_sim_config cfg;
+    rbf_sim_config_init(&cfg);
+    cfg.filter.bits = 0;
+    int json = 0, detail = 0, have_bits = 0, have_hashes = 0;
+    const char *wspec = "uniform:1000";
+    const char *err;
+    uint64_t v;
+    int opt;
+    cli_getopt_reset();
+    while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+        switch (opt) {
+        case O_BITS:
+            if (cli_parse_count(optarg, &cfg.filter.bits, &err))
+                return cli_usage(CMD, "--bits: %s", err);
+            if (cfg.filter.bits == 0)
+                return cli_usage(CMD, "--bits: must be at least 1");
+            have_bits = 1;
+            break;
+        case O_HASHES:
+            if (cli_parse_uint(optarg, 1, RBF_MAX_HASHES, &v, &err))
+                return cli_usage(CMD, "--hashes: %s (1 to %u)", err, RBF_MAX_HASHES);
+            cfg.filter.hashes = (unsigned)v;
+            have_hashes = 1;
+            break;
+        case O_SIGMA:
+            if (cli_parse_count(optarg, &cfg.filter.sigma, &err))
+                return cli_usage(CMD, "--sigma: %s", err);
+            if (cfg.filter.sigma == 0)
+                return cli_usage(CMD, "--sigma: must be at least 1");
+            break;
+        case O_MESSAGES:
+            if (cli_parse_count(optarg, &cfg.filter.messages, &err))
+                return cli_usage(CMD, "--messages: %s", err);
+            if (cfg.filter.messages == 0)
+                return cli_usage(CMD, "--messages: must be at least 1");
+            break;
+        case O_ORACLE: cfg.oracle = 1; break;
+        case O_HASHING: {
+            int nc;
+            if (cli_parse_hashing(optarg, &nc))
+                return cli_usage(CMD, "--hashing: '%s' is not colliding or non-colliding", optarg);
+            cfg.filter.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
+            break;
+        }
+        case O_RECYCLE: {
+            int ret;
+            if (cli_parse_recycle(optarg, &ret))
+                return cli_usage(CMD, "--recycle: '%s' is not non-retaining or retaining", optarg);
+            cfg.filter.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
+            break;
+        }
+        case O_PHASES:
+            if (cli_parse_uint(optarg, 1, 2, &v, &err))
+                return cli_usage(CMD, "--phases: must be 1 or 2");
+            cfg.filter.phases = (unsigned)v;
+            break;
+        case O_WORKLOAD: wspec = optarg; break;
+        case O_ARRIVALS:
+            if (cli_parse_count(optarg, &cfg.arrivals, &err))
+                return cli_usage(CMD, "--arrivals: %s", err);
+            if (cfg.arrivals == 0)
+                return cli_usage(CMD, "--arrivals: must be at least 1");
+            break;
+        case O_WARMUP:
+            if (cli_parse_count(optarg, &cfg.warmup, &err))
+                return cli_usage(CMD, "--warmup: %s", err);
+            break;
+        case O_EPOCHS:
+            if (cli_parse_uint(optarg, 1, 1000000, &v, &err))
+                return cli_usage(CMD, "--epochs: %s (1 to 1000000)", err);
+            cfg.epochs = (unsigned)v;
+            break;
+        case O_SEED:
+            if (cli_parse_uint(optarg, 0, UINT64_MAX, &cfg.seed, &err))
+                return cli_usage(CMD, "--seed: %s", err);
+            break;
+        case O_THREADS:
+            if (cli_parse_uint(optarg, 0, 4096, &v, &err))
+                return cli_usage(CMD, "--threads: %s (0 to 4096; 0 = all processors)", err);
+            cfg.threads = (unsigned)v;
+            break;
+        case O_JSON: json = 1; break;
+        case O_DETAIL: detail = 1; break;
+        case O_HELP: help(); return cli_finish_stdout(CMD);
+        default: return cli_bad_option(CMD, argc, argv, longopts);
+        }
     }
-    return cli_fail("simulate", "not implemented yet");
+    if (optind < argc)
+        return cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if (!have_bits)
+        return cli_usage(CMD, "--bits is required");
+    if (!have_hashes)
+        return cli_usage(CMD, "--hashes is required");
+    if (cfg.filter.sigma && cfg.filter.messages)
+        return cli_usage(CMD, "--sigma and --messages exclude each other");
+    if (!cfg.filter.sigma && !cfg.filter.messages)
+        return cli_usage(CMD, "--sigma or --messages is required");
+    if (cfg.oracle && !cfg.filter.messages)
+        return cli_usage(CMD, "--oracle needs --messages");
+    if (rbf_sim_workload_parse(wspec, &cfg.workload, &err) != RBF_OK)
+        return cli_usage(CMD, "--workload: %s", err);
+    const char *why;
+    int rc = rbf_config_check(&cfg.filter, &why);
+    if (rc == RBF_EINVAL) {
+        const char *opt_name = "--bits";
+        if (strstr(why, "sigma"))
+            opt_name = "--sigma";
+        else if (strstr(why, "hashes"))
+            opt_name = "--hashes";
+        return cli_usage(CMD, "%s: %s", opt_name, why);
+    }
+    if (rc != RBF_OK)
+        return cli_fail(CMD, "%s", why ? why : rbf_strerror(rc));
+    if (rbf_sim_config_check(&cfg, &why) != RBF_OK)
+        return cli_usage(CMD, "%s", why);
+
+    uint64_t total = (cfg.arrivals + cfg.warmup) * cfg.epochs;
+    cli_progress_begin("simulate", total);
+    cfg.progress = cli_progress_cb;
+    cfg.progress_ctx = NULL;
+    rbf_sim_result r;
+    rc = rbf_sim_run(&cfg, &r);
+    cli_progress_end();
+    if (rc == RBF_EIO)
+        return cli_fail(CMD, "cannot read trace '%s': %s", cfg.workload.trace_path,
+                        strerror(errno));
+    if (rc == RBF_EINVAL && cfg.workload.kind == RBF_SIM_TRACE)
+        return cli_fail(CMD, "trace '%s' is empty or has too many distinct lines",
+                        cfg.workload.trace_path);
+    if (rc != RBF_OK)
+        return cli_fail(CMD, "%s", rbf_sim_strerror(rc));
+    if (r.total.anomalies)
+        fprintf(stderr, "rbf simulate: warning: %llu held messages were reported new "
+                        "(a filter bug)\n",
+                (unsigned long long)r.total.anomalies);
+
+    double model = 0;
+    const char *model_name = NULL;
+    int mrc = rbf_sim_model(&cfg, &model, &model_name);
+    if (json)
+        print_json(&cfg, wspec, &r, mrc, model, model_name, detail);
+    else
+        print_text(&cfg, wspec, &r, mrc, model, model_name, detail);
+    rbf_sim_result_free(&r);
+    return cli_finish_stdout(CMD);
 }

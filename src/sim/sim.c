@@ -1,0 +1,626 @@
+/*
+ * sim.c -- the simulator: ground-truth bookkeeping beside the real filter,
+ * the epochs on worker threads, the statistics across epochs and the model
+ * prediction.  Definitions: docs/simulator.md.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gsl/gsl_cdf.h>
+
+#include "rbf_model.h"
+#include "sim_internal.h"
+
+/* ---- configuration */
+
+void rbf_sim_config_init(rbf_sim_config *cfg)
+{
+    if (!cfg)
+        return;
+    memset(cfg, 0, sizeof *cfg);
+    rbf_config_init(&cfg->filter);
+    cfg->filter.seed = 0; /* unused: message hashes are random already */
+    cfg->filter.bits = 1000;
+    cfg->workload.kind = RBF_SIM_UNIFORM;
+    cfg->workload.pool = 1000;
+    cfg->arrivals = 100000;
+    cfg->epochs = 7;
+    cfg->seed = 1;
+}
+
+int rbf_sim_config_check(const rbf_sim_config *cfg, const char **why)
+{
+    const char *w = NULL;
+    if (!cfg) {
+        w = "configuration is NULL";
+        goto done;
+    }
+    int rc = rbf_config_check(&cfg->filter, &w);
+    if (rc != RBF_OK) {
+        if (why)
+            *why = w;
+        return rc;
+    }
+    const rbf_sim_workload *wl = &cfg->workload;
+    if (cfg->oracle && cfg->filter.messages == 0)
+        w = "the oracle policy needs messages (N-bounded)";
+    else if (cfg->epochs == 0)
+        w = "epochs must be at least 1";
+    else if (wl->kind != RBF_SIM_TRACE && cfg->arrivals == 0)
+        w = "arrivals must be at least 1";
+    else if (wl->kind != RBF_SIM_TRACE && cfg->arrivals > UINT64_MAX / 2 - cfg->warmup)
+        w = "arrivals plus warm-up too large";
+    else if ((wl->kind == RBF_SIM_UNIFORM || wl->kind == RBF_SIM_ZIPF) &&
+             (wl->pool == 0 || wl->pool >= UINT32_MAX))
+        w = "the pool must hold 1 to 4294967294 messages";
+    else if (wl->kind == RBF_SIM_ZIPF && !(wl->exponent >= 0 && wl->exponent <= 100))
+        w = "the Zipf exponent must be within 0..100";
+    else if (wl->kind == RBF_SIM_FADING &&
+             (!(wl->new_fraction > 0 && wl->new_fraction <= 1) || !(wl->lifetime > 0) ||
+              !isfinite(wl->lifetime)))
+        w = "fading needs R in (0, 1] and a lifetime L > 0";
+    else if (wl->kind == RBF_SIM_TRACE && (!wl->trace_path || !*wl->trace_path))
+        w = "trace needs a file name";
+    else if (wl->kind > RBF_SIM_TRACE)
+        w = "unknown workload kind";
+done:
+    if (why)
+        *why = w;
+    return w ? RBF_EINVAL : RBF_OK;
+}
+
+const char *rbf_sim_strerror(int code)
+{
+    switch (code) {
+    case RBF_SIM_ECANCELED: return "cancelled";
+    case RBF_SIM_ENOMODEL: return "no model for this configuration";
+    default: return rbf_strerror(code);
+    }
+}
+
+/* ---- one epoch's bookkeeping
+ *
+ * Per message, one 64-bit word: bit 0 = it arrived before in this epoch,
+ * bit 1 = its current holding spell began with a false positive (count-
+ * each), bits 2.. = the cycle in which it was last truly held, numbered
+ * from 2 (0 = never).  Cycle c is the filter's recycle count + 2, so with
+ * lag = phases - 1 a message is held iff held_cycle + lag >= c: one-phase
+ * holds only the current cycle, two-phase the current and the previous one
+ * (the frozen filter).  "Never" (0) fails the test because c >= 2. */
+
+enum { AFTER_KEEP = 0, AFTER_NEXT = 1, AFTER_SAME = 2 };
+
+typedef struct sim_epoch {
+    rbf *f;
+    uint64_t cyc;     /* current cycle number (recycles + 2) */
+    uint64_t lag;     /* phases - 1 */
+    int after;        /* where the triggering message is held after a recycle */
+    int oracle;
+    uint64_t oracle_n;   /* N */
+    uint64_t oracle_new; /* truly new arrivals in this cycle */
+    rbf_sim_counts c;
+} sim_epoch;
+
+/* One arrival of the message whose word is *st and hash is `hash`.
+ * Returns the RBF_SIM_F* flags (callers that do not need them let the
+ * compiler drop the work). */
+static inline __attribute__((always_inline)) unsigned sim_step(sim_epoch *e, uint64_t *st,
+                                                               uint64_t hash)
+{
+    const uint64_t v = *st;
+    const uint64_t hc = v >> 2;
+    const unsigned held = hc + e->lag >= e->cyc;
+    const unsigned before = (unsigned)(v & 1);
+    const unsigned fpflag = (unsigned)(v >> 1) & 1;
+    const unsigned rn = (unsigned)rbf_insert_hash(e->f, hash); /* 1 new, 0 seen */
+    const unsigned isnew = !held;
+    const unsigned fp = isnew & (rn ^ 1);
+    const unsigned each = fp | (held & fpflag);
+    e->c.arrivals++;
+    e->c.new_arrivals += isnew;
+    e->c.fp_first += fp;
+    e->c.fp_each += each;
+    e->c.repeats += before;
+    e->c.false_negatives += before & rn;
+    e->c.anomalies += held & rn;
+    const unsigned newflag = isnew ? fp : fpflag;
+
+    uint64_t cyc2;
+    if (e->oracle) {
+        cyc2 = e->cyc;
+        if (isnew && ++e->oracle_new >= e->oracle_n) {
+            rbf_recycle(e->f);
+            e->oracle_new = 0;
+            cyc2++;
+        }
+    } else if (rn | e->lag) {
+        /* One-phase filters recycle only on a bit-setting insertion, which
+         * they report new: skip the stats call on the others. */
+        rbf_stats s;
+        rbf_get_stats(e->f, &s);
+        cyc2 = s.cycles + 2;
+    } else {
+        cyc2 = e->cyc;
+    }
+    uint64_t nhc = e->cyc; /* no recycle: all its bits are now set in the active filter */
+    unsigned recycled = 0;
+    if (__builtin_expect(cyc2 != e->cyc, 0)) {
+        recycled = 1;
+        e->c.cycles++;
+        /* sigma non-retaining: forgotten (its old hc is at most cyc - 1, so
+         * it is not held in cyc + 1); retaining: in the fresh filter;
+         * N-bounded: inserted, then its filter was cleared or frozen. */
+        nhc = e->after == AFTER_KEEP ? hc : e->after == AFTER_NEXT ? cyc2 : e->cyc;
+        e->cyc = cyc2;
+    }
+    *st = nhc << 2 | (uint64_t)newflag << 1 | 1;
+    return isnew * RBF_SIM_FNEW | fp * RBF_SIM_FFP | each * RBF_SIM_FEACH |
+           before * RBF_SIM_FREPEAT | (before & rn) * RBF_SIM_FFN | recycled * RBF_SIM_FRECYCLE;
+}
+
+static int epoch_open(const rbf_sim_config *cfg, sim_epoch *e)
+{
+    memset(e, 0, sizeof *e);
+    rbf_config fc = cfg->filter;
+    if (cfg->oracle)
+        fc.messages = UINT64_MAX; /* the simulator recycles, never the filter */
+    int rc = rbf_new(&fc, &e->f);
+    if (rc != RBF_OK)
+        return rc;
+    e->cyc = 2;
+    e->lag = cfg->filter.phases == 2 ? 1 : 0;
+    e->oracle = cfg->oracle;
+    e->oracle_n = cfg->filter.messages;
+    if (cfg->filter.sigma)
+        e->after = cfg->filter.recycle == RBF_RETAINING ? AFTER_NEXT : AFTER_KEEP;
+    else
+        e->after = AFTER_SAME;
+    return RBF_OK;
+}
+
+/* ---- the shared run state */
+
+typedef struct sim_shared {
+    const rbf_sim_config *cfg;
+    sim_alias zipf;
+    sim_trace trace;
+    rbf_sim_counts *counts; /* per epoch */
+    _Atomic uint64_t next_epoch;
+    _Atomic uint64_t done;  /* arrivals run, all epochs */
+    _Atomic int cancel;
+    _Atomic int error;      /* first error of a worker */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned running;       /* workers not finished (under mu) */
+} sim_shared;
+
+/* Arrivals per chunk between progress updates and cancellation checks. */
+#define SIM_CHUNK 65536u
+
+/* Run `n` arrivals of a pool workload (uniform or Zipf). */
+/* The loops work on local copies of the epoch and the generator: the
+ * compiler then knows the stores into state[] cannot touch the counters,
+ * and keeps them in registers. */
+static void run_pool(sim_epoch *ep, sim_rng *rp, const sim_alias *zipf, uint64_t pool,
+                     uint64_t *state, const uint64_t *hashes, uint64_t n)
+{
+    sim_epoch e = *ep;
+    sim_rng r = *rp;
+    if (zipf) {
+        for (uint64_t t = 0; t < n; t++) {
+            uint64_t id = sim_alias_draw(zipf, sim_rng_next(&r));
+            (void)sim_step(&e, &state[id], hashes[id]);
+        }
+    } else {
+        for (uint64_t t = 0; t < n; t++) {
+            uint64_t id = sim_reduce(sim_rng_next(&r), pool);
+            (void)sim_step(&e, &state[id], hashes[id]);
+        }
+    }
+    *ep = e;
+    *rp = r;
+}
+
+static void run_fading(sim_epoch *ep, sim_rng *rp, sim_fading *fwp, uint64_t *state,
+                       uint64_t *hashes, uint64_t n)
+{
+    sim_epoch e = *ep;
+    sim_rng r = *rp;
+    sim_fading fw = *fwp;
+    const uint64_t mask = fw.window - 1;
+    for (uint64_t t = 0; t < n; t++) {
+        int birth;
+        uint64_t slot = sim_fading_next(&fw, &r, &birth) & mask;
+        if (birth) {
+            state[slot] = 0;
+            hashes[slot] = sim_rng_next(&r);
+        }
+        (void)sim_step(&e, &state[slot], hashes[slot]);
+    }
+    *ep = e;
+    *rp = r;
+    *fwp = fw;
+}
+
+static void run_trace(sim_epoch *ep, const sim_trace *tr, uint64_t *state, uint64_t from,
+                      uint64_t n)
+{
+    sim_epoch e = *ep;
+    for (uint64_t t = from; t < from + n; t++) {
+        uint32_t id = tr->line_id[t];
+        (void)sim_step(&e, &state[id], tr->hashes[id]);
+    }
+    *ep = e;
+}
+
+/* Run epoch `ep` completely.  Returns RBF_OK, an error or RBF_SIM_ECANCELED. */
+static int run_epoch(sim_shared *sh, uint64_t ep)
+{
+    const rbf_sim_config *cfg = sh->cfg;
+    const rbf_sim_workload *wl = &cfg->workload;
+    sim_epoch e;
+    int rc = epoch_open(cfg, &e);
+    if (rc != RBF_OK)
+        return rc;
+    sim_rng rng;
+    sim_rng_seed(&rng, cfg->seed, ep);
+
+    uint64_t nstate = 0, warm = cfg->warmup, count = cfg->arrivals, from = 0;
+    sim_fading fw;
+    switch (wl->kind) {
+    case RBF_SIM_UNIFORM:
+    case RBF_SIM_ZIPF: nstate = wl->pool; break;
+    case RBF_SIM_FADING:
+        sim_fading_init(&fw, wl->new_fraction, wl->lifetime);
+        nstate = fw.window;
+        break;
+    case RBF_SIM_TRACE: {
+        /* Epoch ep replays lines [ep L / E, (ep+1) L / E). */
+        uint64_t lines = sh->trace.lines, E = cfg->epochs;
+        from = (uint64_t)(((unsigned __int128)lines * ep) / E);
+        uint64_t to = (uint64_t)(((unsigned __int128)lines * (ep + 1)) / E);
+        uint64_t len = to - from;
+        warm = warm < len ? warm : len;
+        count = len - warm;
+        nstate = sh->trace.ids;
+        break;
+    }
+    }
+    uint64_t *state = calloc((size_t)nstate, sizeof *state);
+    uint64_t *hashes = NULL;
+    if (state && wl->kind != RBF_SIM_TRACE) {
+        hashes = malloc((size_t)nstate * sizeof *hashes);
+        if (hashes && wl->kind != RBF_SIM_FADING)
+            for (uint64_t i = 0; i < nstate; i++)
+                hashes[i] = sim_rng_next(&rng);
+    }
+    if (!state || (wl->kind != RBF_SIM_TRACE && !hashes)) {
+        free(state);
+        free(hashes);
+        rbf_free(e.f);
+        return RBF_ENOMEM;
+    }
+
+    const sim_alias *zipf = wl->kind == RBF_SIM_ZIPF ? &sh->zipf : NULL;
+    uint64_t total = warm + count, pos = 0;
+    rc = RBF_OK;
+    while (pos < total) {
+        if (pos == warm) /* warm-up over: count from here on */
+            memset(&e.c, 0, sizeof e.c);
+        uint64_t stop = pos < warm ? warm : total;
+        uint64_t n = stop - pos < SIM_CHUNK ? stop - pos : SIM_CHUNK;
+        switch (wl->kind) {
+        case RBF_SIM_UNIFORM:
+        case RBF_SIM_ZIPF: run_pool(&e, &rng, zipf, wl->pool, state, hashes, n); break;
+        case RBF_SIM_FADING: run_fading(&e, &rng, &fw, state, hashes, n); break;
+        case RBF_SIM_TRACE: run_trace(&e, &sh->trace, state, from + pos, n); break;
+        }
+        pos += n;
+        atomic_fetch_add_explicit(&sh->done, n, memory_order_relaxed);
+        if (atomic_load_explicit(&sh->cancel, memory_order_relaxed)) {
+            rc = RBF_SIM_ECANCELED;
+            break;
+        }
+    }
+    if (warm == total) /* nothing counted */
+        memset(&e.c, 0, sizeof e.c);
+    sh->counts[ep] = e.c;
+    free(state);
+    free(hashes);
+    rbf_free(e.f);
+    return rc;
+}
+
+static void *worker(void *arg)
+{
+    sim_shared *sh = arg;
+    for (;;) {
+        if (atomic_load(&sh->cancel))
+            break;
+        uint64_t ep = atomic_fetch_add(&sh->next_epoch, 1);
+        if (ep >= sh->cfg->epochs)
+            break;
+        int rc = run_epoch(sh, ep);
+        if (rc != RBF_OK) {
+            int expected = 0;
+            if (rc != RBF_SIM_ECANCELED)
+                atomic_compare_exchange_strong(&sh->error, &expected, rc);
+            atomic_store(&sh->cancel, 1);
+            break;
+        }
+    }
+    pthread_mutex_lock(&sh->mu);
+    sh->running--;
+    pthread_cond_signal(&sh->cv);
+    pthread_mutex_unlock(&sh->mu);
+    return NULL;
+}
+
+/* ---- statistics */
+
+static void rates_of(const rbf_sim_counts *c, rbf_sim_rates *r)
+{
+    r->fp = c->new_arrivals ? (double)c->fp_first / (double)c->new_arrivals : 0;
+    r->fp_first = c->arrivals ? (double)c->fp_first / (double)c->arrivals : 0;
+    r->fp_each = c->arrivals ? (double)c->fp_each / (double)c->arrivals : 0;
+    r->fn = c->repeats ? (double)c->false_negatives / (double)c->repeats : 0;
+    r->messages_per_cycle = c->cycles ? (double)c->new_arrivals / (double)c->cycles : 0;
+}
+
+/* Mean and 99% Student-t interval of x[0..n-1] at the given stride. */
+static void stat_of(const double *x, size_t stride, unsigned n, rbf_sim_stat *s)
+{
+    double mean = 0;
+    for (unsigned i = 0; i < n; i++)
+        mean += x[i * stride];
+    mean /= n;
+    double ss = 0;
+    for (unsigned i = 0; i < n; i++) {
+        double d = x[i * stride] - mean;
+        ss += d * d;
+    }
+    s->mean = mean;
+    s->ci_low = s->ci_high = mean;
+    s->stddev = 0;
+    s->has_ci = n >= 2;
+    if (n >= 2) {
+        s->stddev = sqrt(ss / (n - 1));
+        double half = gsl_cdf_tdist_Pinv(0.995, (double)(n - 1)) * s->stddev / sqrt((double)n);
+        s->ci_low = mean - half;
+        s->ci_high = mean + half;
+    }
+}
+
+static void summarise(rbf_sim_result *out)
+{
+    unsigned n = out->epochs;
+    memset(&out->total, 0, sizeof out->total);
+    for (unsigned i = 0; i < n; i++) {
+        const rbf_sim_counts *c = &out->epoch_counts[i];
+        out->total.arrivals += c->arrivals;
+        out->total.new_arrivals += c->new_arrivals;
+        out->total.fp_first += c->fp_first;
+        out->total.fp_each += c->fp_each;
+        out->total.repeats += c->repeats;
+        out->total.false_negatives += c->false_negatives;
+        out->total.cycles += c->cycles;
+        out->total.anomalies += c->anomalies;
+        rates_of(c, &out->epoch_rates[i]);
+    }
+    const size_t stride = sizeof(rbf_sim_rates) / sizeof(double);
+    const double *base = (const double *)out->epoch_rates;
+    stat_of(base + offsetof(rbf_sim_rates, fp) / sizeof(double), stride, n, &out->fp);
+    stat_of(base + offsetof(rbf_sim_rates, fp_first) / sizeof(double), stride, n, &out->fp_first);
+    stat_of(base + offsetof(rbf_sim_rates, fp_each) / sizeof(double), stride, n, &out->fp_each);
+    stat_of(base + offsetof(rbf_sim_rates, fn) / sizeof(double), stride, n, &out->fn);
+    stat_of(base + offsetof(rbf_sim_rates, messages_per_cycle) / sizeof(double), stride, n,
+            &out->messages_per_cycle);
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- the run */
+
+int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
+{
+    if (!out)
+        return RBF_EINVAL;
+    memset(out, 0, sizeof *out);
+    int rc = rbf_sim_config_check(cfg, NULL);
+    if (rc != RBF_OK)
+        return rc;
+    double t0 = now_seconds();
+
+    sim_shared *sh = calloc(1, sizeof *sh);
+    if (!sh)
+        return RBF_ENOMEM;
+    sh->cfg = cfg;
+    const rbf_sim_workload *wl = &cfg->workload;
+    if (wl->kind == RBF_SIM_ZIPF)
+        rc = sim_zipf_init(&sh->zipf, wl->pool, wl->exponent);
+    else if (wl->kind == RBF_SIM_TRACE)
+        rc = sim_trace_load(wl->trace_path, &sh->trace);
+    sh->counts = calloc(cfg->epochs, sizeof *sh->counts);
+    out->epoch_rates = calloc(cfg->epochs, sizeof *out->epoch_rates);
+    if (rc == RBF_OK && (!sh->counts || !out->epoch_rates))
+        rc = RBF_ENOMEM;
+
+    unsigned threads = cfg->threads;
+    if (threads == 0) {
+        long np = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = np > 0 ? (unsigned)np : 1;
+    }
+    if (threads > cfg->epochs)
+        threads = cfg->epochs;
+
+    uint64_t per_epoch = wl->kind == RBF_SIM_TRACE ? sh->trace.lines / cfg->epochs + 1
+                                                   : cfg->warmup + cfg->arrivals;
+    uint64_t grand = per_epoch * cfg->epochs;
+    pthread_t *tid = NULL;
+    unsigned started = 0;
+    if (rc == RBF_OK) {
+        pthread_mutex_init(&sh->mu, NULL);
+        pthread_cond_init(&sh->cv, NULL);
+        tid = calloc(threads, sizeof *tid);
+        if (!tid)
+            rc = RBF_ENOMEM;
+        sh->running = threads;
+        for (unsigned i = 0; rc == RBF_OK && i < threads; i++) {
+            if (pthread_create(&tid[i], NULL, worker, sh) != 0)
+                break;
+            started++;
+        }
+        pthread_mutex_lock(&sh->mu);
+        sh->running -= threads - started;
+        pthread_mutex_unlock(&sh->mu);
+        if (started == 0 && rc == RBF_OK) {
+            /* No thread could start: run on this one. */
+            sh->running = 1;
+            worker(sh);
+        }
+        /* Wait, reporting progress from this thread only. */
+        pthread_mutex_lock(&sh->mu);
+        while (sh->running > 0) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 100000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&sh->cv, &sh->mu, &ts);
+            if (cfg->progress && sh->running > 0) {
+                pthread_mutex_unlock(&sh->mu);
+                if (cfg->progress(cfg->progress_ctx, atomic_load(&sh->done), grand))
+                    atomic_store(&sh->cancel, 1);
+                pthread_mutex_lock(&sh->mu);
+            }
+        }
+        pthread_mutex_unlock(&sh->mu);
+        for (unsigned i = 0; i < started; i++)
+            pthread_join(tid[i], NULL);
+        free(tid);
+        pthread_mutex_destroy(&sh->mu);
+        pthread_cond_destroy(&sh->cv);
+        if (atomic_load(&sh->error))
+            rc = atomic_load(&sh->error);
+        else if (atomic_load(&sh->cancel))
+            rc = RBF_SIM_ECANCELED;
+    }
+    sim_alias_free(&sh->zipf);
+    sim_trace_free(&sh->trace);
+    if (rc != RBF_OK) {
+        free(sh->counts);
+        free(sh);
+        free(out->epoch_rates);
+        memset(out, 0, sizeof *out);
+        return rc;
+    }
+    out->epochs = cfg->epochs;
+    out->epoch_counts = sh->counts;
+    out->threads = started ? started : 1;
+    free(sh);
+    summarise(out);
+    out->elapsed_seconds = now_seconds() - t0;
+    return RBF_OK;
+}
+
+void rbf_sim_result_free(rbf_sim_result *r)
+{
+    if (!r)
+        return;
+    free(r->epoch_counts);
+    free(r->epoch_rates);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- a given sequence */
+
+int rbf_sim_sequence(const rbf_sim_config *cfg, const uint64_t *hashes, size_t n,
+                     rbf_sim_counts *counts, uint8_t *flags)
+{
+    if (!cfg || !counts || (n && !hashes))
+        return RBF_EINVAL;
+    const char *why;
+    int rc = rbf_config_check(&cfg->filter, &why);
+    if (rc != RBF_OK)
+        return rc;
+    if (cfg->oracle && cfg->filter.messages == 0)
+        return RBF_EINVAL;
+    uint32_t *ids = malloc((n ? n : 1) * sizeof *ids);
+    uint64_t distinct = 0;
+    if (!ids)
+        return RBF_ENOMEM;
+    rc = sim_dense_ids(hashes, n, ids, NULL, &distinct);
+    uint64_t *state = rc == RBF_OK ? calloc((size_t)distinct + 1, sizeof *state) : NULL;
+    sim_epoch e;
+    if (rc == RBF_OK && !state)
+        rc = RBF_ENOMEM;
+    if (rc == RBF_OK)
+        rc = epoch_open(cfg, &e);
+    if (rc == RBF_OK) {
+        for (size_t i = 0; i < n; i++) {
+            unsigned fl = sim_step(&e, &state[ids[i]], hashes[i]);
+            if (flags)
+                flags[i] = (uint8_t)fl;
+        }
+        *counts = e.c;
+        rbf_free(e.f);
+    }
+    free(state);
+    free(ids);
+    return rc;
+}
+
+/* ---- the model's prediction */
+
+int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name)
+{
+    if (!cfg || !fp)
+        return RBF_EINVAL;
+    const rbf_config *fc = &cfg->filter;
+    rbf_model_params p;
+    rbf_model_params_init(&p);
+    p.bits = fc->phases == 2 ? fc->bits / 2 : fc->bits;
+    p.hashes = fc->hashes;
+    p.non_colliding = fc->hashing == RBF_NON_COLLIDING;
+    p.retaining = fc->recycle == RBF_RETAINING;
+    const char *nm = NULL;
+    int rc;
+    double v = 0;
+    if (fc->sigma && fc->phases == 1) {
+        rbf_model_sigma_result r;
+        nm = "f_sigma^1";
+        rc = rbf_model_sigma(&p, fc->sigma, &r);
+        v = r.fp;
+    } else if (fc->sigma && fc->phases == 2) {
+        rbf_model_two_phase_result r;
+        nm = "f_sigma^2";
+        rc = rbf_model_two_phase(&p, fc->sigma, &r);
+        v = r.fp;
+    } else if (fc->messages && fc->phases == 1) {
+        rbf_model_n_result r;
+        p.retaining = 0;
+        nm = cfg->oracle ? "exact_oracle" : "exact_real";
+        rc = rbf_model_nbounded(&p, fc->messages, &r);
+        v = cfg->oracle ? r.exact_oracle : r.exact_real;
+    } else {
+        rc = RBF_SIM_ENOMODEL;
+    }
+    if (name)
+        *name = nm;
+    if (rc == RBF_OK)
+        *fp = v;
+    return rc;
+}
