@@ -39,6 +39,10 @@ enum {
     RBF_MODEL_ECANCELED = -7 /* the progress callback asked to stop */
 };
 
+/* Largest number of hashes k the models accept (the same as rbf.h's
+ * RBF_MAX_HASHES); more never helps a Bloom filter. */
+#define RBF_MODEL_MAX_HASHES 256u
+
 /* Method for the sigma-bounded model. */
 typedef enum {
     RBF_MODEL_FAST = 0, /* renewal pass, every sigma at once, O(kM) (MODEL.md 3) */

@@ -1,0 +1,110 @@
+/*
+ * basic.c -- parameter checks, rho(b), the classic worst-case formula f_w
+ * and the k = 1 closed form (MODEL.md 3-4, paper sections II-B and IV-D).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "model_internal.h"
+
+void rbf_model_params_init(rbf_model_params *p)
+{
+    if (!p)
+        return;
+    memset(p, 0, sizeof *p);
+    p->non_colliding = 0;
+    p->retaining = 0;
+    p->method = RBF_MODEL_FAST;
+    p->progress = NULL;
+    p->progress_ctx = NULL;
+}
+
+int model_check_params(const rbf_model_params *p)
+{
+    if (!p || p->bits < 1 || p->hashes < 1 || p->hashes > MODEL_MAX_HASHES)
+        return RBF_MODEL_EINVAL;
+    if ((p->non_colliding != 0 && p->non_colliding != 1) || (p->retaining != 0 && p->retaining != 1))
+        return RBF_MODEL_EINVAL;
+    if (p->method != RBF_MODEL_FAST && p->method != RBF_MODEL_PAPER)
+        return RBF_MODEL_EINVAL;
+    if (p->non_colliding && p->hashes > p->bits)
+        return RBF_MODEL_EINVAL;
+    return RBF_MODEL_OK;
+}
+
+double rbf_model_rho(uint64_t bits, unsigned hashes, int non_colliding, uint64_t b)
+{
+    if (bits == 0 || hashes == 0)
+        return 0.0;
+    if (b >= bits)
+        return 1.0;
+    double M = (double)bits;
+    if (!non_colliding) {
+        double x = (double)b / M;
+        /* integer power by squaring: exact enough and much faster than pow */
+        double r = 1.0, base = x;
+        unsigned e = hashes;
+        while (e) {
+            if (e & 1u)
+                r *= base;
+            base *= base;
+            e >>= 1;
+        }
+        return model_clamp01(r);
+    }
+    if (b < hashes)
+        return 0.0;
+    double r = 1.0;
+    for (unsigned q = 0; q < hashes; q++)
+        r *= ((double)(b - q)) / ((double)(bits - q));
+    return model_clamp01(r);
+}
+
+double model_one_minus_rho(uint64_t bits, unsigned hashes, int non_colliding, uint64_t b)
+{
+    if (b >= bits)
+        return 0.0;
+    double r = rbf_model_rho(bits, hashes, non_colliding, b);
+    if (r <= 0.5)
+        return 1.0 - r;
+    /* rho close to 1: 1 - prod(1 - y_q) = -expm1(sum log1p(-y_q)) with
+     * y_q = (M - b)/(M - q) the exact miss probability of hash q. */
+    double s = 0.0, gap = (double)(bits - b);
+    if (!non_colliding)
+        s = (double)hashes * log1p(-gap / (double)bits);
+    else
+        for (unsigned q = 0; q < hashes; q++)
+            s += log1p(-gap / (double)(bits - q));
+    return model_clamp01(-expm1(s));
+}
+
+double rbf_model_f_w(uint64_t bits, unsigned hashes, uint64_t n)
+{
+    if (bits == 0 || hashes == 0 || n == 0)
+        return 0.0; /* the first message meets an empty filter */
+    if (bits == 1)
+        return 1.0;
+    /* 1 - (1 - 1/M)^{kn} = -expm1(kn log1p(-1/M)): no cancellation for
+     * small kn/M, where the naive form loses every digit. */
+    double t = (double)hashes * (double)n * log1p(-1.0 / (double)bits);
+    double y = -expm1(t);
+    return model_clamp01(pow(y, (double)hashes));
+}
+
+int rbf_model_k1_closed_form(uint64_t bits, uint64_t sigma, double *fp)
+{
+    if (!fp || bits < 2 || sigma < 1 || sigma >= bits)
+        return RBF_MODEL_EINVAL;
+    /* f = sum_{i<=sigma} i / (M (M - i)) / sum_{j<=sigma} 1/(M - j) */
+    model_sum num, den;
+    msum_init(&num);
+    msum_init(&den);
+    double M = (double)bits;
+    for (uint64_t i = 0; i <= sigma; i++) {
+        double w = 1.0 / (double)(bits - i);
+        msum_add(&den, w);
+        msum_add(&num, ((double)i / M) * w);
+    }
+    *fp = model_clamp01(msum_get(&num) / msum_get(&den));
+    return RBF_MODEL_OK;
+}

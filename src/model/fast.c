@@ -1,0 +1,245 @@
+/*
+ * fast.c -- the renewal pass of MODEL.md 3: every sigma at once in O(kM).
+ *
+ * Let the filter fill with no threshold, one hash at a time, and let
+ * v(b, p) be the expected number of times the process has b bits set just
+ * before hash p (0 <= p < k) of some message.  The expected number of
+ * message arrivals that find exactly b bits set is g_b = v(b, 0), and a
+ * sigma-bounded cycle is this process stopped at the first message that
+ * would pass sigma, so g_b (b <= sigma) is the same for every sigma:
+ *
+ *   f_sigma^1 (non-retaining) = sum_{b<=sigma} g_b rho(b) / sum_{b<=sigma} g_b
+ *   f_sigma^1 (retaining)     = sum_{1<=b<=sigma} g_b rho(b) / sum_{1<=b<=sigma} g_b
+ *   E[N_0]                    = sum_{b<sigma} g_b
+ *
+ * At level b the phases form a cycle: hash p stays at b with probability
+ * x_p(b) (b/M colliding, (b-p)/(M-p) non-colliding) and otherwise moves to
+ * level b+1 at phase p+1.  With u_p(b) the inflow from level b-1,
+ *
+ *   v(b, p) = x_{p-1}(b) v(b, p-1) + u_p(b)          (phases mod k)
+ *   v(b, 0) = sum_t (prod_{s=1..t} x_{k-s}(b)) u_{k-t}(b) / (1 - prod_p x_p(b))
+ *
+ * and prod_p x_p(b) = rho(b), so one level costs three O(k) loops.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+
+int model_pass_init(model_pass *ps, uint64_t bits, unsigned hashes, int non_colliding)
+{
+    memset(ps, 0, sizeof *ps);
+    ps->bits = bits;
+    ps->hashes = hashes;
+    ps->non_colliding = non_colliding;
+    ps->u = calloc(hashes, sizeof *ps->u);
+    ps->v = calloc(hashes, sizeof *ps->v);
+    ps->inv = calloc(hashes, sizeof *ps->inv);
+    ps->x = calloc(hashes, sizeof *ps->x);
+    if (!ps->u || !ps->v || !ps->inv || !ps->x) {
+        model_pass_free(ps);
+        return RBF_MODEL_ENOMEM;
+    }
+    for (unsigned q = 0; q < hashes; q++)
+        ps->inv[q] = bits > q ? 1.0 / (double)(bits - q) : 0.0;
+    ps->u[0] = 1.0; /* the cycle starts with an arrival at b = 0, phase 0 */
+    msum_init(&ps->sum_g);
+    msum_init(&ps->sum_g1);
+    msum_init(&ps->sum_gr);
+    return RBF_MODEL_OK;
+}
+
+void model_pass_free(model_pass *ps)
+{
+    if (!ps)
+        return;
+    free(ps->u);
+    free(ps->v);
+    free(ps->inv);
+    free(ps->x);
+    ps->u = ps->v = ps->inv = ps->x = NULL;
+}
+
+void model_pass_step(model_pass *ps)
+{
+    const unsigned k = ps->hashes;
+    const uint64_t b = ps->b;
+    double *u = ps->u, *v = ps->v;
+    double rho, h = 0.0;
+
+    if (!ps->non_colliding) {
+        const double x = (double)b / (double)ps->bits;
+        const double stay_not = (double)(ps->bits - b) / (double)ps->bits; /* 1 - x, exact */
+        double xk = x;
+        for (unsigned q = 1; q < k; q++) {
+            h = x * (u[q] + h);
+            xk *= x;
+        }
+        rho = xk;
+        double omr = (k == 1) ? stay_not
+                              : (rho <= 0.5 ? 1.0 - rho : model_one_minus_rho(ps->bits, k, 0, b));
+        v[0] = omr > 0.0 ? (u[0] + h) / omr : 0.0;
+        for (unsigned q = 1; q < k; q++)
+            v[q] = x * v[q - 1] + u[q];
+        /* inflow to level b+1: leaving phase q-1 arrives at phase q */
+        u[0] = v[k - 1] * stay_not;
+        for (unsigned q = k - 1; q >= 1; q--)
+            u[q] = v[q - 1] * stay_not;
+    } else {
+        double *x = ps->x;
+        const double gap = (double)(ps->bits - b);
+        double prod = 1.0;
+        for (unsigned q = 0; q < k; q++) {
+            x[q] = b >= q ? (double)(b - q) * ps->inv[q] : 0.0;
+            prod *= x[q];
+        }
+        for (unsigned q = 1; q < k; q++)
+            h = x[q] * (u[q] + h);
+        rho = prod;
+        double omr = rho <= 0.5 ? 1.0 - rho : model_one_minus_rho(ps->bits, k, 1, b);
+        v[0] = omr > 0.0 ? (u[0] + h) / omr : 0.0;
+        for (unsigned q = 1; q < k; q++)
+            v[q] = x[q - 1] * v[q - 1] + u[q];
+        u[0] = v[k - 1] * gap * ps->inv[k - 1];
+        for (unsigned q = k - 1; q >= 1; q--)
+            u[q] = v[q - 1] * gap * ps->inv[q - 1];
+    }
+
+    ps->g = v[0];
+    ps->rho = rho;
+    ps->en0 = msum_get(&ps->sum_g);
+    msum_add(&ps->sum_g, v[0]);
+    if (b >= 1)
+        msum_add(&ps->sum_g1, v[0]);
+    msum_add(&ps->sum_gr, v[0] * rho); /* rho(0) = 0: no b test needed */
+    ps->b = b + 1;
+}
+
+double model_pass_fp(const model_pass *ps, int retaining)
+{
+    double den = retaining ? msum_get(&ps->sum_g1) : msum_get(&ps->sum_g);
+    if (!(den > 0.0))
+        return 0.0;
+    return model_clamp01(msum_get(&ps->sum_gr) / den);
+}
+
+void model_pass_save(const model_pass *ps, model_pass_state *st)
+{
+    st->b = ps->b;
+    st->sum_g = ps->sum_g;
+    st->sum_g1 = ps->sum_g1;
+    st->sum_gr = ps->sum_gr;
+    memcpy(st->u, ps->u, ps->hashes * sizeof *ps->u);
+}
+
+void model_pass_restore(model_pass *ps, const model_pass_state *st)
+{
+    ps->b = st->b;
+    ps->sum_g = st->sum_g;
+    ps->sum_g1 = st->sum_g1;
+    ps->sum_gr = st->sum_gr;
+    memcpy(ps->u, st->u, ps->hashes * sizeof *ps->u);
+}
+
+/* Check the sigma-bounded parameters: the common ones, 1 <= sigma < M, and
+ * for retaining sigma >= k (a retained message may set k bits in the fresh
+ * filter; below that the retaining filter is not sigma-bounded). */
+static int check_sigma(const rbf_model_params *p, uint64_t sigma)
+{
+    int rc = model_check_params(p);
+    if (rc)
+        return rc;
+    if (sigma < 1 || sigma >= p->bits)
+        return RBF_MODEL_EINVAL;
+    if (p->retaining && sigma < p->hashes)
+        return RBF_MODEL_EINVAL;
+    return RBF_MODEL_OK;
+}
+
+/* Progress is reported every this many levels (a power of two). */
+#define PASS_PROGRESS_EVERY ((uint64_t)1 << 16)
+
+int rbf_model_sigma(const rbf_model_params *p, uint64_t sigma, rbf_model_sigma_result *out)
+{
+    int rc = check_sigma(p, sigma);
+    if (rc)
+        return rc;
+    if (!out)
+        return RBF_MODEL_EINVAL;
+    if (p->method == RBF_MODEL_PAPER) {
+        double fp, en0;
+        rc = model_paper_sigma(p, sigma, &fp, &en0, NULL);
+        if (rc)
+            return rc;
+        out->fp = fp;
+        out->expected_messages = en0;
+        return RBF_MODEL_OK;
+    }
+    model_pass ps;
+    rc = model_pass_init(&ps, p->bits, p->hashes, p->non_colliding);
+    if (rc)
+        return rc;
+    for (uint64_t b = 0; b <= sigma; b++) {
+        if ((b & (PASS_PROGRESS_EVERY - 1)) == 0 && b && model_progress(p, b, sigma + 1)) {
+            model_pass_free(&ps);
+            return RBF_MODEL_ECANCELED;
+        }
+        model_pass_step(&ps);
+    }
+    out->fp = model_pass_fp(&ps, p->retaining);
+    out->expected_messages = ps.en0;
+    model_pass_free(&ps);
+    return RBF_MODEL_OK;
+}
+
+int rbf_model_sigma_curve(const rbf_model_params *p, uint64_t sigma_max, double *fp, double *en0)
+{
+    int rc = model_check_params(p);
+    if (rc)
+        return rc;
+    if (sigma_max >= p->bits)
+        return RBF_MODEL_EINVAL;
+    if (p->method == RBF_MODEL_PAPER) {
+        /* The paper's method has no curve: one O(k^2 sigma) solve per point.
+         * Points where the model is undefined (sigma = 0; retaining with
+         * sigma < k) get the fast pass's formula value. */
+        rbf_model_sigma_result r;
+        rbf_model_params q = *p;
+        q.progress = NULL;
+        for (uint64_t s = 0; s <= sigma_max; s++) {
+            if (model_progress(p, s, sigma_max + 1))
+                return RBF_MODEL_ECANCELED;
+            if (check_sigma(&q, s) == RBF_MODEL_OK) {
+                rc = rbf_model_sigma(&q, s, &r);
+            } else {
+                q.method = RBF_MODEL_FAST;
+                rc = s == 0 ? (r.fp = 0.0, r.expected_messages = 0.0, 0) : rbf_model_sigma(&q, s, &r);
+                q.method = RBF_MODEL_PAPER;
+            }
+            if (rc)
+                return rc;
+            if (fp)
+                fp[s] = r.fp;
+            if (en0)
+                en0[s] = r.expected_messages;
+        }
+        return RBF_MODEL_OK;
+    }
+    model_pass ps;
+    rc = model_pass_init(&ps, p->bits, p->hashes, p->non_colliding);
+    if (rc)
+        return rc;
+    for (uint64_t b = 0; b <= sigma_max; b++) {
+        if ((b & (PASS_PROGRESS_EVERY - 1)) == 0 && b && model_progress(p, b, sigma_max + 1)) {
+            model_pass_free(&ps);
+            return RBF_MODEL_ECANCELED;
+        }
+        model_pass_step(&ps);
+        if (fp)
+            fp[b] = model_pass_fp(&ps, p->retaining);
+        if (en0)
+            en0[b] = ps.en0;
+    }
+    model_pass_free(&ps);
+    return RBF_MODEL_OK;
+}

@@ -1,0 +1,122 @@
+/*
+ * model_internal.h -- shared internals of the model module (src/model/).
+ *
+ * Not installed.  Everything here is hidden (the library is built with
+ * -fvisibility=hidden and none of these carry RBF_MODEL_API).
+ */
+#ifndef RBF_MODEL_INTERNAL_H
+#define RBF_MODEL_INTERNAL_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rbf_model.h"
+
+/* ---- compensated (Neumaier) summation.  Every long sum of the module goes
+ * through this: the renewal pass adds up to 2^40 terms of very different
+ * sizes, and plain summation would lose ~log2(M) bits. */
+typedef struct {
+    double s; /* running sum */
+    double c; /* running compensation (lost low-order parts) */
+} model_sum;
+
+static inline void msum_init(model_sum *a)
+{
+    a->s = 0.0;
+    a->c = 0.0;
+}
+
+static inline void msum_add(model_sum *a, double x)
+{
+    double t = a->s + x;
+    if (fabs(a->s) >= fabs(x))
+        a->c += (a->s - t) + x;
+    else
+        a->c += (x - t) + a->s;
+    a->s = t;
+}
+
+static inline double msum_get(const model_sum *a) { return a->s + a->c; }
+
+/* Clamp a computed probability into [0, 1] (a rounding error can push a
+ * ratio of sums a few ulps past 1) and map a NaN (which would only come
+ * from 0/0 on an empty range) to 0. */
+static inline double model_clamp01(double x)
+{
+    if (!(x > 0.0)) /* also catches NaN */
+        return 0.0;
+    return x > 1.0 ? 1.0 : x;
+}
+
+/* Largest k the module accepts (work arrays are O(k) to O(k^3)). */
+#define MODEL_MAX_HASHES RBF_MODEL_MAX_HASHES
+
+/* Validate the common parameters: bits >= 1, 1 <= hashes <= max,
+ * non-colliding needs hashes <= bits, flags 0/1, a known method. */
+int model_check_params(const rbf_model_params *p);
+
+/* 1 - rho(b) computed without cancellation when rho(b) is close to 1. */
+double model_one_minus_rho(uint64_t bits, unsigned hashes, int non_colliding, uint64_t b);
+
+/* ---- the renewal pass (fast.c), resumable so that the planner can stop
+ * at the first sigma over its target and the two-phase planner can
+ * checkpoint it. */
+typedef struct model_pass {
+    uint64_t bits;
+    unsigned hashes;
+    int non_colliding;
+    uint64_t b;      /* the next level to process */
+    double *u;       /* u_p(b): inflow into level b at hash phase p (k entries) */
+    double *v;       /* scratch: v(b, p) */
+    double *inv;     /* non-colliding: 1/(M - p) */
+    double *x;       /* scratch: x_p(b) */
+    model_sum sum_g;     /* sum of g_j over processed j (all j >= 0) */
+    model_sum sum_g1;    /* sum of g_j over processed j >= 1 (retaining) */
+    model_sum sum_gr;    /* sum of g_j rho(j) */
+    /* results of the last step() */
+    double g;        /* g_b */
+    double rho;      /* rho(b) */
+    double en0;      /* E[N_0] at sigma = b: sum_{j<b} g_j */
+} model_pass;
+
+/* Saved state of a pass (u and the sums), for checkpoints. */
+typedef struct model_pass_state {
+    uint64_t b;
+    model_sum sum_g, sum_g1, sum_gr;
+    double *u; /* k entries, owned by the caller of model_pass_save */
+} model_pass_state;
+
+int model_pass_init(model_pass *ps, uint64_t bits, unsigned hashes, int non_colliding);
+void model_pass_free(model_pass *ps);
+/* Process level ps->b: sets ps->g, ps->rho, ps->en0 and advances b. */
+void model_pass_step(model_pass *ps);
+/* f_sigma^1 at sigma = the level just processed. */
+double model_pass_fp(const model_pass *ps, int retaining);
+void model_pass_save(const model_pass *ps, model_pass_state *st);
+void model_pass_restore(model_pass *ps, const model_pass_state *st);
+
+/* ---- per-message step distribution (the paper's tau_k(i, i+d), d = 0..k,
+ * without a threshold): out[d] for d = 0..k.  `work` holds k + 1 doubles.
+ * O(k^2). */
+void model_step_dist(uint64_t bits, unsigned hashes, int non_colliding, uint64_t i, double *out);
+
+/* Two-phase frozen-filter rate at threshold sigma given g_j for
+ * j = sigma-k+1..sigma: gwin[t] = g_{sigma-k+1+t} for t = 0..k-1 (entries
+ * for j < 0 or j < first must be 0).  Returns sum F_i rho(i).  O(k^3). */
+double model_frozen_rate(uint64_t bits, unsigned hashes, int non_colliding, int retaining,
+                         uint64_t sigma, const double *gwin);
+
+/* ---- the paper's method (paper.c) for one sigma. */
+int model_paper_sigma(const rbf_model_params *p, uint64_t sigma, double *fp, double *en0,
+                      double *fp_frozen);
+
+/* Cancellation check helper: calls the progress callback if any. */
+static inline int model_progress(const rbf_model_params *p, uint64_t done, uint64_t total)
+{
+    if (p->progress && p->progress(p->progress_ctx, done, total))
+        return RBF_MODEL_ECANCELED;
+    return RBF_MODEL_OK;
+}
+
+#endif

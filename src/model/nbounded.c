@@ -1,0 +1,336 @@
+/*
+ * nbounded.c -- the N-bounded models (MODEL.md 4, paper section III) and
+ * their exact counterparts.
+ *
+ * Bounds (the paper's, colliding formula):
+ *   f_w(n) = (1 - (1 - 1/M)^{kn})^k,  f_i = f_w(i-1),
+ *   f_o(N) = sum_{i=1..N} f_i / N,
+ *   f_a(N) = sum r_i / sum (1 + r_i),  r_i = f_i / (1 - f_i).
+ * Exact (beyond the paper): the distribution of the number of set bits B
+ * is propagated message by message, hash by hash, over the window of b
+ * where it has mass above 1e-30 (total mass is 1):
+ *   exact_worst  = E[rho(B_N)],
+ *   exact_oracle = sum_{n<N} E[rho(B_n)] / N,
+ *   exact_real   = E_fp / (N + E_fp), E_fp = sum_{c<N} E[rho(B'_c)/(1-rho(B'_c))]
+ * where B'_c are the bits after c bit-setting messages (each step
+ * conditioned on d >= 1).  Cost O(N k W), W the window width (about 25
+ * standard deviations of B, O(sqrt(M)) wide).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+#include "nbounded_internal.h"
+
+/* ---- the f_w sequence f_w(0), f_w(1), ... in O(1) per term */
+
+void fw_iter_init(fw_iter *it, uint64_t bits, unsigned hashes)
+{
+    it->bits = bits;
+    it->hashes = hashes;
+    it->L = bits > 1 ? (double)hashes * log1p(-1.0 / (double)bits) : 0.0;
+    it->a = bits > 1 ? -expm1(it->L) : 1.0; /* 1 - q, q = (1 - 1/M)^k */
+    it->q = 1.0 - it->a;
+    it->i = 0;
+    it->z = 1.0;
+    it->y = 0.0;
+}
+
+static inline double ipow(double x, unsigned e)
+{
+    double r = 1.0;
+    while (e) {
+        if (e & 1u)
+            r *= x;
+        x *= x;
+        e >>= 1;
+    }
+    return r;
+}
+
+double fw_iter_next(fw_iter *it)
+{
+    double f;
+    if (it->bits <= 1)
+        f = it->i == 0 ? 0.0 : 1.0;
+    else {
+        if ((it->i & 63) == 0 && it->i) {
+            /* resynchronise: the recurrences below drift by ~1 ulp a step */
+            double t = (double)it->i * it->L;
+            it->z = exp(t);
+            it->y = -expm1(t);
+        }
+        f = ipow(it->y, it->hashes);
+        /* y_{i+1} = 1 - q^{i+1} = y_i + q^i (1 - q): a sum of positive terms */
+        it->y += it->z * it->a;
+        it->z *= it->q;
+    }
+    it->i++;
+    return model_clamp01(f);
+}
+
+/* ---- the window of the distribution of B */
+
+typedef struct bdist {
+    uint64_t bits;
+    unsigned hashes;
+    int nc;
+    uint64_t lo, hi; /* live range [lo, hi] */
+    double *p;       /* p[b - lo] */
+    double *aux;     /* second array for the conditioned step */
+    size_t cap;
+} bdist;
+
+#define BDIST_TINY 1e-30
+
+static int bdist_init(bdist *d, uint64_t bits, unsigned hashes, int nc)
+{
+    memset(d, 0, sizeof *d);
+    d->bits = bits;
+    d->hashes = hashes;
+    d->nc = nc;
+    d->cap = 64 + 2 * (size_t)hashes;
+    d->p = calloc(d->cap, sizeof *d->p);
+    d->aux = calloc(d->cap, sizeof *d->aux);
+    if (!d->p || !d->aux) {
+        free(d->p);
+        free(d->aux);
+        return RBF_MODEL_ENOMEM;
+    }
+    d->p[0] = 1.0; /* B_0 = 0 */
+    return RBF_MODEL_OK;
+}
+
+static void bdist_free(bdist *d)
+{
+    free(d->p);
+    free(d->aux);
+}
+
+/* Make room for hi + k. */
+static int bdist_reserve(bdist *d)
+{
+    size_t need = (size_t)(d->hi - d->lo) + d->hashes + 2;
+    if (need <= d->cap)
+        return RBF_MODEL_OK;
+    size_t nc = d->cap * 2 > need ? d->cap * 2 : need;
+    double *np = realloc(d->p, nc * sizeof *np);
+    if (!np)
+        return RBF_MODEL_ENOMEM;
+    d->p = np;
+    double *na = realloc(d->aux, nc * sizeof *na);
+    if (!na)
+        return RBF_MODEL_ENOMEM;
+    d->aux = na;
+    memset(d->p + d->cap, 0, (nc - d->cap) * sizeof *np);
+    memset(d->aux + d->cap, 0, (nc - d->cap) * sizeof *na);
+    d->cap = nc;
+    return RBF_MODEL_OK;
+}
+
+static inline double hx(const bdist *d, unsigned q, uint64_t b)
+{
+    if (b >= d->bits)
+        return 1.0;
+    if (!d->nc)
+        return (double)b / (double)d->bits;
+    return b >= q ? (double)(b - q) / (double)(d->bits - q) : 0.0;
+}
+
+static inline double hmove(const bdist *d, unsigned q, uint64_t b)
+{
+    if (b >= d->bits)
+        return 0.0;
+    return (double)(d->bits - b) / (double)(d->nc ? d->bits - q : d->bits);
+}
+
+/* One hash (phase q) on array a over [lo, hi] -> [lo, hi+1] (capped at M). */
+static void hash_step(const bdist *d, double *a, uint64_t hi, unsigned q)
+{
+    uint64_t top = hi < d->bits ? hi + 1 : hi;
+    for (uint64_t b = top;; b--) {
+        size_t o = (size_t)(b - d->lo);
+        double stay = b <= hi ? a[o] * hx(d, q, b) : 0.0;
+        double up = b > d->lo ? a[o - 1] * hmove(d, q, b - 1) : 0.0;
+        a[o] = stay + up;
+        if (b == d->lo)
+            break;
+    }
+}
+
+/* Drop the tails with mass below BDIST_TINY and move the window to 0. */
+static void bdist_trim(bdist *d)
+{
+    size_t n = (size_t)(d->hi - d->lo) + 1, s = 0, e = n - 1;
+    while (s < e && d->p[s] < BDIST_TINY)
+        s++;
+    while (e > s && d->p[e] < BDIST_TINY)
+        e--;
+    if (s > 0) {
+        memmove(d->p, d->p + s, (e - s + 1) * sizeof *d->p);
+        memset(d->p + (e - s + 1), 0, s * sizeof *d->p);
+    }
+    d->lo += s;
+    d->hi = d->lo + (e - s);
+    for (size_t t = e - s + 1; t < n; t++)
+        d->p[t] = 0.0;
+}
+
+/* One message, unconditioned. */
+static int bdist_message(bdist *d)
+{
+    if (bdist_reserve(d))
+        return RBF_MODEL_ENOMEM;
+    for (unsigned q = 0; q < d->hashes; q++) {
+        hash_step(d, d->p, d->hi, q);
+        if (d->hi < d->bits)
+            d->hi++;
+    }
+    bdist_trim(d);
+    return RBF_MODEL_OK;
+}
+
+/* One bit-setting message: the step conditioned on d >= 1.  The caller
+ * guarantees rho(b) < 1 on the window. */
+static int bdist_message_cond(bdist *d)
+{
+    if (bdist_reserve(d))
+        return RBF_MODEL_ENOMEM;
+    size_t n = (size_t)(d->hi - d->lo) + 1;
+    /* aux: messages that have not set a bit yet (still at their level),
+     * p: messages that have.  Start with P(b) / (1 - rho(b)) in aux. */
+    for (size_t o = 0; o < n; o++) {
+        uint64_t b = d->lo + o;
+        d->aux[o] = d->p[o] / model_one_minus_rho(d->bits, d->hashes, d->nc, b);
+        d->p[o] = 0.0;
+    }
+    uint64_t hi = d->hi;
+    for (unsigned q = 0; q < d->hashes; q++) {
+        /* p: ordinary step; then add the aux messages that now move */
+        uint64_t top = hi < d->bits ? hi + 1 : hi;
+        hash_step(d, d->p, hi, q);
+        for (uint64_t b = top; b > d->lo; b--) {
+            size_t o = (size_t)(b - d->lo);
+            d->p[o] += d->aux[o - 1] * hmove(d, q, b - 1);
+        }
+        for (size_t o = 0; o < n; o++)
+            d->aux[o] *= hx(d, q, d->lo + o);
+        hi = top;
+    }
+    d->hi = hi;
+    for (size_t o = 0; o < n; o++)
+        d->aux[o] = 0.0;
+    bdist_trim(d);
+    return RBF_MODEL_OK;
+}
+
+/* E[rho(B)] and, if w != NULL, E[rho/(1-rho)] (inf if mass sits at rho = 1). */
+static double bdist_mean_rho(const bdist *d, double *w)
+{
+    model_sum s, t;
+    msum_init(&s);
+    msum_init(&t);
+    int inf = 0;
+    for (uint64_t b = d->lo; b <= d->hi; b++) {
+        double pb = d->p[b - d->lo];
+        if (pb == 0.0)
+            continue;
+        double r = rbf_model_rho(d->bits, d->hashes, d->nc, b);
+        msum_add(&s, pb * r);
+        if (w) {
+            double om = model_one_minus_rho(d->bits, d->hashes, d->nc, b);
+            if (om > 0.0)
+                msum_add(&t, pb * r / om);
+            else
+                inf = 1;
+        }
+    }
+    if (w)
+        *w = inf ? INFINITY : msum_get(&t);
+    return model_clamp01(msum_get(&s));
+}
+
+/* Progress units: one per message of each of the two propagations. */
+int rbf_model_nbounded(const rbf_model_params *p, uint64_t messages, rbf_model_n_result *out)
+{
+    int rc = model_check_params(p);
+    if (rc)
+        return rc;
+    if (!out || messages < 1)
+        return RBF_MODEL_EINVAL;
+    const uint64_t M = p->bits, N = messages;
+    const unsigned k = p->hashes;
+
+    /* the paper's bounds */
+    fw_iter it;
+    fw_iter_init(&it, M, k);
+    model_sum so, sr;
+    msum_init(&so);
+    msum_init(&sr);
+    int r_inf = 0;
+    for (uint64_t i = 0; i < N; i++) {
+        if ((i & 0xfffff) == 0 && i && model_progress(p, 0, 2 * N + 1))
+            return RBF_MODEL_ECANCELED;
+        double f = fw_iter_next(&it);
+        msum_add(&so, f);
+        if (f >= 1.0)
+            r_inf = 1;
+        else
+            msum_add(&sr, f / (1.0 - f));
+    }
+    out->f_w = rbf_model_f_w(M, k, N);
+    out->f_o = model_clamp01(msum_get(&so) / (double)N);
+    double R = msum_get(&sr);
+    out->f_a = r_inf ? 1.0 : model_clamp01(R / ((double)N + R));
+
+    /* exact: unconditioned propagation */
+    bdist d;
+    rc = bdist_init(&d, M, k, p->non_colliding);
+    if (rc)
+        return rc;
+    model_sum se;
+    msum_init(&se);
+    for (uint64_t n = 0; n < N; n++) {
+        if ((n & 0xff) == 0 && n && model_progress(p, n, 2 * N)) {
+            bdist_free(&d);
+            return RBF_MODEL_ECANCELED;
+        }
+        msum_add(&se, bdist_mean_rho(&d, NULL));
+        if ((rc = bdist_message(&d)) != RBF_MODEL_OK) {
+            bdist_free(&d);
+            return rc;
+        }
+    }
+    out->exact_worst = bdist_mean_rho(&d, NULL);
+    out->exact_oracle = model_clamp01(msum_get(&se) / (double)N);
+    bdist_free(&d);
+
+    /* exact real user: conditioned on setting a bit */
+    rc = bdist_init(&d, M, k, p->non_colliding);
+    if (rc)
+        return rc;
+    model_sum sfp;
+    msum_init(&sfp);
+    int inf = 0;
+    for (uint64_t c = 0; c < N; c++) {
+        if ((c & 0xff) == 0 && c && model_progress(p, N + c, 2 * N)) {
+            bdist_free(&d);
+            return RBF_MODEL_ECANCELED;
+        }
+        double w;
+        (void)bdist_mean_rho(&d, &w);
+        if (isinf(w)) {
+            inf = 1; /* mass on a full filter: every new message is a false positive */
+            break;
+        }
+        msum_add(&sfp, w);
+        if (c + 1 < N && (rc = bdist_message_cond(&d)) != RBF_MODEL_OK) {
+            bdist_free(&d);
+            return rc;
+        }
+    }
+    bdist_free(&d);
+    double E = msum_get(&sfp);
+    out->exact_real = inf ? 1.0 : model_clamp01(E / ((double)N + E));
+    return RBF_MODEL_OK;
+}

@@ -1,0 +1,26 @@
+/*
+ * nbounded_internal.h -- the f_w sequence iterator shared by nbounded.c and
+ * the planner (plan.c).  Internal to src/model/.
+ */
+#ifndef RBF_NBOUNDED_INTERNAL_H
+#define RBF_NBOUNDED_INTERNAL_H
+
+#include <stdint.h>
+
+/* f_w(0), f_w(1), ... in O(1) each (two recurrences, resynchronised with
+ * exp/expm1 every 64 terms, so the relative error stays ~1e-14). */
+typedef struct fw_iter {
+    uint64_t bits;
+    unsigned hashes;
+    double L;    /* k log1p(-1/M) */
+    double a;    /* 1 - q, q = (1 - 1/M)^k */
+    double q;
+    uint64_t i;  /* index of the next term */
+    double z;    /* q^i */
+    double y;    /* 1 - q^i */
+} fw_iter;
+
+void fw_iter_init(fw_iter *it, uint64_t bits, unsigned hashes);
+double fw_iter_next(fw_iter *it); /* returns f_w(i), then i++ */
+
+#endif

@@ -1,0 +1,139 @@
+/*
+ * twophase.c -- the two-phase sigma-bounded model (MODEL.md 3, paper IV-G).
+ *
+ * Each of the two filters has M' bits.  The frozen filter holds the state
+ * from which the previous cycle ended: F_i is proportional to
+ * g_i P(i -> beyond sigma) for sigma-k+1 <= i <= sigma, where
+ * P(i -> beyond sigma) is the tail of the one-message step distribution
+ * from i bits, and
+ *
+ *   f_sigma^2 = 1 - (1 - f_sigma^1) (1 - sum_i F_i rho(i)).
+ *
+ * (In the renewal view exactly one message per cycle crosses sigma, so
+ * sum_i g_i P(i -> beyond sigma) = 1; we still normalise, as the paper
+ * does, so that rounding cannot leak into the result.)
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+
+void model_step_dist(uint64_t bits, unsigned hashes, int non_colliding, uint64_t i, double *out)
+{
+    /* out[d] = P(one message from i bits sets exactly d new bits), built
+     * hash by hash: hash q stays with probability x_q(i+d). */
+    memset(out, 0, (hashes + 1) * sizeof *out);
+    out[0] = 1.0;
+    const double M = (double)bits;
+    for (unsigned q = 0; q < hashes; q++) {
+        for (unsigned d = q + 1;; d--) {
+            uint64_t lv = i + d;
+            double stay = 0.0, up = 0.0;
+            if (d <= q && lv < bits) {
+                double x = non_colliding ? (lv >= q ? (double)(lv - q) / (M - (double)q) : 0.0)
+                                         : (double)lv / M;
+                stay = out[d] * x;
+            } else if (d <= q) {
+                stay = out[d]; /* a full filter: every hash lands on a set bit */
+            }
+            if (d >= 1 && lv - 1 < bits) {
+                double mv = non_colliding ? (double)(bits - (lv - 1)) / (M - (double)q)
+                                          : (double)(bits - (lv - 1)) / M;
+                up = out[d - 1] * mv;
+            }
+            out[d] = stay + up;
+            if (d == 0)
+                break;
+        }
+    }
+}
+
+double model_frozen_rate(uint64_t bits, unsigned hashes, int non_colliding, int retaining,
+                         uint64_t sigma, const double *gwin)
+{
+    const unsigned k = hashes;
+    double *dist = malloc((k + 1) * sizeof *dist);
+    if (!dist)
+        return -1.0;
+    model_sum f, fr;
+    msum_init(&f);
+    msum_init(&fr);
+    uint64_t first = retaining ? 1 : 0;
+    for (unsigned t = 0; t < k; t++) {
+        /* i = sigma - k + 1 + t, skipping levels below 0 (or 1) */
+        if (sigma + 1 + t < (uint64_t)k + first)
+            continue;
+        uint64_t i = sigma + 1 + t - k;
+        if (gwin[t] <= 0.0)
+            continue;
+        model_step_dist(bits, k, non_colliding, i, dist);
+        /* P(d > sigma - i): the message would pass sigma */
+        model_sum tail;
+        msum_init(&tail);
+        for (uint64_t d = sigma - i + 1; d <= k; d++)
+            msum_add(&tail, dist[d]);
+        double w = gwin[t] * msum_get(&tail);
+        msum_add(&f, w);
+        msum_add(&fr, w * rbf_model_rho(bits, k, non_colliding, i));
+    }
+    free(dist);
+    double den = msum_get(&f);
+    return den > 0.0 ? model_clamp01(msum_get(&fr) / den) : 0.0;
+}
+
+int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma, rbf_model_two_phase_result *out)
+{
+    int rc = model_check_params(p);
+    if (rc)
+        return rc;
+    if (!out || sigma < 1 || sigma >= p->bits || (p->retaining && sigma < p->hashes))
+        return RBF_MODEL_EINVAL;
+    double f1, en0, ff;
+    if (p->method == RBF_MODEL_PAPER) {
+        rc = model_paper_sigma(p, sigma, &f1, &en0, &ff);
+        if (rc)
+            return rc;
+    } else {
+        const unsigned k = p->hashes;
+        model_pass ps;
+        rc = model_pass_init(&ps, p->bits, k, p->non_colliding);
+        if (rc)
+            return rc;
+        double *ring = calloc(k, sizeof *ring); /* g_b at b % k */
+        double *gwin = calloc(k, sizeof *gwin);
+        if (!ring || !gwin) {
+            free(ring);
+            free(gwin);
+            model_pass_free(&ps);
+            return RBF_MODEL_ENOMEM;
+        }
+        for (uint64_t b = 0; b <= sigma; b++) {
+            if ((b & 0xffff) == 0 && b && model_progress(p, b, sigma + 1)) {
+                free(ring);
+                free(gwin);
+                model_pass_free(&ps);
+                return RBF_MODEL_ECANCELED;
+            }
+            model_pass_step(&ps);
+            ring[b % k] = ps.g;
+        }
+        for (unsigned t = 0; t < k; t++) {
+            uint64_t i1 = sigma + 1 + t; /* i + k */
+            gwin[t] = i1 >= k ? ring[(i1 - k) % k] : 0.0;
+        }
+        f1 = model_pass_fp(&ps, p->retaining);
+        en0 = ps.en0;
+        ff = model_frozen_rate(p->bits, k, p->non_colliding, p->retaining, sigma, gwin);
+        free(ring);
+        free(gwin);
+        model_pass_free(&ps);
+        if (ff < 0.0)
+            return RBF_MODEL_ENOMEM;
+    }
+    out->fp_active = f1;
+    out->fp_frozen = ff;
+    /* 1 - (1-a)(1-b) = a + b - ab, written without cancellation */
+    out->fp = model_clamp01(f1 + ff * (1.0 - f1));
+    out->expected_messages = en0;
+    return RBF_MODEL_OK;
+}
