@@ -1,12 +1,307 @@
 /*
- * bench_dedup.c -- `rbf bench dedup`.  Not implemented yet: arrives with its issue.
+ * bench_dedup.c -- `rbf bench dedup`: lines per second of `rbf dedup`
+ * against awk '!seen[$0]++' (gawk and mawk, whichever are installed) and
+ * `sort -u`, each run end to end as a child process (fork/exec, input from
+ * a file, output to /dev/null), median of a few runs, with the child's peak
+ * resident memory from wait4's rusage.
+ *
+ * The input is generated deterministically before any timing: LINES lines,
+ * each one of DISTINCT ids drawn uniformly with a fixed splitmix64 stream
+ * and printed as a URL-like line ("/item/<16 hex digits>?v=<id mod 97>"),
+ * written to a temporary file that is removed afterwards.  Children run
+ * with LC_ALL=C so awk and sort compare bytes, as rbf does.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "bench.h"
 #include "cli.h"
 
+#define BCMD "bench dedup"
+
+static uint64_t sm64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Write the input file.  Returns 0 or -1 (errno set). */
+static int make_input(const char *path, uint64_t lines, uint64_t distinct)
+{
+    FILE *fp = fopen(path, "wb");
+    if (!fp)
+        return -1;
+    static char buf[1 << 20];
+    setvbuf(fp, buf, _IOFBF, sizeof buf);
+    uint64_t s = 20240607;
+    for (uint64_t i = 0; i < lines; i++) {
+        uint64_t id = sm64(&s) % distinct;
+        uint64_t t = id * 0x9e3779b97f4a7c15ULL;
+        fprintf(fp, "/item/%016" PRIx64 "?v=%" PRIu64 "\n", sm64(&t), id % 97);
+    }
+    if (fclose(fp) != 0)
+        return -1;
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Find `prog` in PATH (or take it as given if it has a '/').  Returns a
+ * malloc'd path or NULL. */
+static char *find_prog(const char *prog)
+{
+    if (strchr(prog, '/'))
+        return access(prog, X_OK) == 0 ? strdup(prog) : NULL;
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        size_t n = strcspn(path, ":");
+        char *cand = malloc(n + strlen(prog) + 2);
+        if (!cand)
+            return NULL;
+        memcpy(cand, path, n);
+        cand[n] = '/';
+        strcpy(cand + n + 1, prog);
+        if (n > 0 && access(cand, X_OK) == 0)
+            return cand;
+        free(cand);
+        path += n;
+        if (*path == ':')
+            path++;
+    }
+    return NULL;
+}
+
+/* The rbf binary: this program if it is rbf, else `rbf` next to it. */
+static char *find_rbf(void)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 8);
+    if (n <= 0)
+        return NULL;
+    self[n] = 0;
+    char *slash = strrchr(self, '/');
+    if (slash && !strcmp(slash + 1, "rbf"))
+        return strdup(self);
+    if (slash) {
+        strcpy(slash + 1, "rbf");
+        if (access(self, X_OK) == 0)
+            return strdup(self);
+    }
+    return NULL;
+}
+
+/* Run argv once with stdin from `input` and stdout to /dev/null.  Returns
+ * 0 and the wall time and peak RSS (KiB), or -1 if it failed. */
+static int run_once(char *const argv[], const char *input, double *secs, long *maxrss_kib)
+{
+    double t0 = now_s();
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int in = open(input, O_RDONLY);
+        int out = open("/dev/null", O_WRONLY);
+        if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0)
+            _exit(126);
+        close(in);
+        close(out);
+        setenv("LC_ALL", "C", 1);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status;
+    struct rusage ru;
+    while (wait4(pid, &status, 0, &ru) < 0)
+        if (errno != EINTR)
+            return -1;
+    *secs = now_s() - t0;
+    *maxrss_kib = ru.ru_maxrss;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+            "Usage: rbf bench dedup [--lines N] [--distinct D] [--runs R] [--memory SIZE]\n"
+            "                       [--input FILE] [--rbf PATH]\n"
+            "\n"
+            "Lines per second of 'rbf dedup --memory SIZE' against awk '!seen[$0]++' (gawk\n"
+            "and mawk, when installed) and 'sort -u', each run end to end with output to\n"
+            "/dev/null and LC_ALL=C; the median of R runs (default 3) and each tool's peak\n"
+            "memory.  Input: N lines (default 10M) of D distinct ids (default 3M), made\n"
+            "deterministically in a temporary file before timing, or --input FILE.\n");
+}
+
 int bench_dedup_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cli_fail("bench", "benchmark 'dedup' is not implemented yet");
+    uint64_t lines = 10000000, distinct = 3000000, runs = 3, bytes = 64ULL << 20;
+    const char *input = NULL, *rbf_path = NULL, *err;
+    enum { O_LINES = 256, O_DISTINCT, O_RUNS, O_MEMORY, O_INPUT, O_RBF, O_HELP };
+    static const struct option opts[] = {
+        {"lines", required_argument, NULL, O_LINES},
+        {"distinct", required_argument, NULL, O_DISTINCT},
+        {"runs", required_argument, NULL, O_RUNS},
+        {"memory", required_argument, NULL, O_MEMORY},
+        {"input", required_argument, NULL, O_INPUT},
+        {"rbf", required_argument, NULL, O_RBF},
+        {"help", no_argument, NULL, O_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    cli_getopt_reset();
+    int c;
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        switch (c) {
+        case O_LINES:
+            if (cli_parse_count(optarg, &lines, &err) < 0 || lines == 0)
+                return cli_usage(BCMD, "--lines '%s': %s", optarg, lines ? err : "must be > 0");
+            break;
+        case O_DISTINCT:
+            if (cli_parse_count(optarg, &distinct, &err) < 0 || distinct == 0)
+                return cli_usage(BCMD, "--distinct '%s': %s", optarg,
+                                 distinct ? err : "must be > 0");
+            break;
+        case O_RUNS:
+            if (cli_parse_uint(optarg, 1, 99, &runs, &err) < 0)
+                return cli_usage(BCMD, "--runs '%s': %s (1..99)", optarg, err);
+            break;
+        case O_MEMORY:
+            if (cli_parse_bytes(optarg, &bytes, &err) < 0)
+                return cli_usage(BCMD, "--memory '%s': %s", optarg, err);
+            break;
+        case O_INPUT: input = optarg; break;
+        case O_RBF: rbf_path = optarg; break;
+        case O_HELP:
+            usage(stdout);
+            return cli_finish_stdout(BCMD);
+        default:
+            return cli_bad_option(BCMD, argc, argv, opts);
+        }
+    }
+    if (optind < argc)
+        return cli_usage(BCMD, "unexpected argument '%s'", argv[optind]);
+
+    char *rbf = rbf_path ? strdup(rbf_path) : find_rbf();
+    if (!rbf || access(rbf, X_OK) != 0) {
+        free(rbf);
+        return cli_fail(BCMD, "cannot find the rbf binary (give --rbf PATH)");
+    }
+    char tmpl[] = "/tmp/rbf-bench-dedup-XXXXXX";
+    int made = 0;
+    if (!input) {
+        int fd = mkstemp(tmpl);
+        if (fd < 0) {
+            free(rbf);
+            return cli_fail(BCMD, "cannot create a temporary file: %s", strerror(errno));
+        }
+        close(fd);
+        fprintf(stderr, "generating %" PRIu64 " lines of %" PRIu64 " distinct ids...\n", lines,
+                distinct);
+        if (make_input(tmpl, lines, distinct) < 0) {
+            int e = errno;
+            unlink(tmpl);
+            free(rbf);
+            return cli_fail(BCMD, "cannot write %s: %s", tmpl, strerror(e));
+        }
+        input = tmpl;
+        made = 1;
+    } else {
+        /* count the lines of a given input */
+        FILE *fp = fopen(input, "rb");
+        if (!fp) {
+            free(rbf);
+            return cli_fail(BCMD, "%s: %s", input, strerror(errno));
+        }
+        lines = 0;
+        int ch;
+        while ((ch = getc(fp)) != EOF)
+            lines += ch == '\n';
+        fclose(fp);
+    }
+    struct stat sb;
+    uint64_t in_bytes = stat(input, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+
+    char membuf[32];
+    snprintf(membuf, sizeof membuf, "%" PRIu64, bytes);
+    char *gawk = find_prog("gawk"), *mawk = find_prog("mawk"), *sort = find_prog("sort");
+    struct {
+        const char *label;
+        char *argv[8];
+    } tools[] = {
+        {"rbf dedup", {rbf, (char *)"dedup", (char *)"--memory", membuf, (char *)"--seed",
+                       (char *)"1", NULL}},
+        {"gawk '!seen[$0]++'", {gawk, (char *)"!seen[$0]++", NULL}},
+        {"mawk '!seen[$0]++'", {mawk, (char *)"!seen[$0]++", NULL}},
+        {"sort -u", {sort, (char *)"-u", NULL}},
+    };
+    size_t ntools = sizeof tools / sizeof tools[0];
+    double med[4] = {0};
+    int rc = CLI_EXIT_OK;
+
+    printf("input: %" PRIu64 " lines, %" PRIu64 " bytes (%s); rbf dedup --memory %" PRIu64
+           " bytes; median of %" PRIu64 " runs, LC_ALL=C, output to /dev/null\n",
+           lines, in_bytes, made ? "generated" : input, bytes, runs);
+    printf("%-22s %10s %14s %12s %10s\n", "tool", "seconds", "lines/s", "peak MiB", "rbf speedup");
+    fflush(stdout);
+    for (size_t t = 0; t < ntools; t++) {
+        if (!tools[t].argv[0]) {
+            printf("%-22s (not installed)\n", tools[t].label);
+            continue;
+        }
+        double secs[99];
+        long peak = 0;
+        int ok = 1;
+        for (uint64_t r = 0; r < runs && ok; r++) {
+            long rss;
+            if (run_once(tools[t].argv, input, &secs[r], &rss) < 0)
+                ok = 0;
+            else if (rss > peak)
+                peak = rss;
+        }
+        if (!ok) {
+            printf("%-22s (failed)\n", tools[t].label);
+            rc = CLI_EXIT_FAIL;
+            continue;
+        }
+        qsort(secs, (size_t)runs, sizeof secs[0], cmp_double);
+        med[t] = secs[runs / 2];
+        char speed[32] = "";
+        if (t > 0 && med[0] > 0)
+            snprintf(speed, sizeof speed, "%.2fx", med[t] / med[0]);
+        printf("%-22s %10.3f %14.0f %12.1f %10s\n", tools[t].label, med[t],
+               (double)lines / med[t], (double)peak / 1024.0, speed);
+        fflush(stdout);
+    }
+    if (made)
+        unlink(tmpl);
+    free(rbf);
+    free(gawk);
+    free(mawk);
+    free(sort);
+    int frc = cli_finish_stdout(BCMD);
+    return rc != CLI_EXIT_OK ? rc : frc;
 }

@@ -365,9 +365,13 @@ int cmd_dedup(int argc, char **argv)
     cli_progress_begin("rbf dedup: planning", 0);
     int prc = rbf_plan_memory(bits, eps, &po, &plan);
     cli_progress_end();
+    if (prc == RBF_MODEL_ENOMEM)
+        return cli_fail(CMD, "out of memory while planning a filter of %" PRIu64 " bytes", bytes);
     if (prc < 0)
-        return cli_fail(CMD, "the planner failed for --memory %" PRIu64 " bytes and --fp %g (code %d)",
-                        bytes, eps, prc);
+        return cli_fail(CMD,
+                        "the planner finds no filter of %" PRIu64 " bytes for an average "
+                        "false-positive rate of %g: give more --memory or a larger --fp",
+                        bytes, eps);
     const rbf_plan_choice *ch = phases == 2 ? &plan.two_phase : &plan.sigma_bounded;
     if (!ch->feasible || ch->sigma == 0)
         return cli_fail(CMD,
@@ -407,8 +411,10 @@ int cmd_dedup(int argc, char **argv)
         free(r->buf);
         free(r);
         if (why)
-            return cli_fail(CMD, "bad filter configuration (k=%u, sigma=%" PRIu64 "): %s",
-                            cfg.hashes, cfg.sigma, why);
+            return cli_fail(CMD,
+                            "no workable filter in %" PRIu64 " bytes (k=%u, sigma=%" PRIu64
+                            ": %s): give more --memory or a larger --fp",
+                            bytes, cfg.hashes, cfg.sigma, why);
         return cli_fail(CMD, "cannot allocate a filter of %" PRIu64 " bytes: %s", bytes,
                         rbf_strerror(rc));
     }
