@@ -1,0 +1,76 @@
+# cli_lib.bash -- helpers for the shell tests of the rbf command line
+# (tests/cli/basics.sh, tests/cli/robust_*.sh).  Source it; it needs $RBF.
+#
+#   expect_usage WORD ARGS...   exit 2, nothing on stdout, exactly one line on
+#                               stderr that contains WORD and the --help hint
+#   expect_fail WORD ARGS...    exit 1, at least one line on stderr containing WORD
+#   expect_ok ARGS...           exit 0
+#   pending CMD                 true (and says so) when `rbf CMD` is still the
+#                               "not implemented yet" stub
+# Every helper runs `rbf ARGS` with stdin from $STDIN (default /dev/null) and
+# a time limit, and counts failures in $FAILS; finish prints the summary and
+# sets the exit status.
+set -u
+: "${RBF:?RBF must name the rbf binary}"
+FAILS=0
+CHECKS=0
+STDIN=${STDIN:-/dev/null}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rbf-cli-test.XXXXXX")
+trap 'chmod -R u+rwx "$WORK" 2>/dev/null; rm -rf "$WORK"' EXIT
+OUT=$WORK/stdout
+ERR=$WORK/stderr
+
+# CMD: words put before every helper's arguments (e.g. CMD=simulate).
+CMD=${CMD:-}
+
+run_rbf() {
+  # shellcheck disable=SC2086
+  timeout 120 "$RBF" $CMD "$@" <"$STDIN" >"$OUT" 2>"$ERR"
+}
+
+bad() {
+  FAILS=$((FAILS + 1))
+  echo "FAIL: rbf ${CMD:+$CMD }$*" >&2
+  echo "  stderr: $(head -c 600 "$ERR")" >&2
+}
+
+expect_usage() {
+  local word=$1; shift
+  CHECKS=$((CHECKS + 1))
+  run_rbf "$@"; local rc=$?
+  local lines; lines=$(wc -l <"$ERR")
+  if [ $rc -ne 2 ]; then bad "$* -> exit $rc, wanted 2 (usage error)"; return; fi
+  if [ -s "$OUT" ]; then bad "$* -> wrote to stdout on a usage error"; return; fi
+  if [ "$lines" -ne 1 ]; then bad "$* -> $lines lines on stderr, wanted 1"; return; fi
+  if ! grep -qF -- "$word" "$ERR"; then bad "$* -> stderr does not name '$word'"; return; fi
+  if ! grep -qF -- "--help" "$ERR"; then bad "$* -> no --help hint"; return; fi
+}
+
+expect_fail() {
+  local word=$1; shift
+  CHECKS=$((CHECKS + 1))
+  run_rbf "$@"; local rc=$?
+  if [ $rc -ne 1 ]; then bad "$* -> exit $rc, wanted 1 (runtime failure)"; return; fi
+  if ! [ -s "$ERR" ]; then bad "$* -> exit 1 with nothing on stderr"; return; fi
+  if ! grep -qF -- "$word" "$ERR"; then bad "$* -> stderr does not mention '$word'"; return; fi
+}
+
+expect_ok() {
+  CHECKS=$((CHECKS + 1))
+  run_rbf "$@"; local rc=$?
+  if [ $rc -ne 0 ]; then bad "$* -> exit $rc, wanted 0"; return; fi
+}
+
+pending() {
+  if "$RBF" "$1" --help 2>/dev/null | grep -q "not implemented yet"; then
+    echo "SKIP: rbf $1 is not implemented yet; its rows are pending"
+    return 0
+  fi
+  return 1
+}
+
+finish() {
+  echo "$CHECKS checks, $FAILS failed"
+  [ "$FAILS" -eq 0 ]
+  exit $?
+}
