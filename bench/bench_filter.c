@@ -1,12 +1,987 @@
 /*
- * bench_filter.c -- `rbf bench filter`.  Not implemented yet: arrives with its issue.
+ * bench_filter.c -- `rbf bench filter`: test-and-insert and contains
+ * throughput of librbf, side by side with libbloom (Debian libbloom-dev 1.6)
+ * and with the machine's own limit for the same memory access pattern, in
+ * one process and one run.
+ *
+ * What is measured, per filter size (default 128 KiB, 4 MiB, 128 MiB):
+ *
+ *   test-and-insert   rbf_insert (one key per call), rbf_insert_keys (a batch
+ *                     per call) and libbloom's bloom_add, over FRESH random
+ *                     16-byte keys (every key is new; hashing included);
+ *   contains          rbf_contains, rbf_contains_keys and bloom_check, over
+ *                     fresh keys (absent: the common case of a filter in a
+ *                     packet path) and over keys drawn from a set inserted
+ *                     beforehand (present: all k bits are read);
+ *   limit             k independent random cache-line accesses per
+ *                     operation over a buffer of the same size, with
+ *                     precomputed indices and nothing else to do: read-
+ *                     modify-write (the pattern of an insertion) and read
+ *                     only.  Four kernels (plain loop or prefetching ahead;
+ *                     4 KiB pages or transparent huge pages) are run and the
+ *                     fastest is the limit: the best the memory system does.
+ *
+ * Method: each measurement is `reps` timed rounds of `keys` operations after
+ * one warm-up round; the rounds of all measurements of a size are
+ * interleaved (round r of every measurement, then round r+1), so a burst of
+ * load from elsewhere hits them alike; the median round is reported.  A
+ * round runs in chunks of CHUNK operations: the chunk's keys (or indices)
+ * are generated outside the timed region, so only the filter's work is
+ * timed, with its input hot in cache as in a packet path.
+ *
+ * Filters: rbf is sigma-bounded with sigma = half of its bits (one-phase,
+ * colliding, non-retaining unless options say otherwise), so it keeps
+ * recycling under fresh keys; the recycles happen inside the timed region,
+ * as they would in use.  libbloom is sized by its bit count: bits per entry
+ * b with ceil(b ln 2) = k gives its k, and entries = bits / b; it is reset
+ * (outside the timed region) before it would pass `entries`, where it is
+ * about half full like rbf at sigma.  The contains rows use a second filter
+ * of each library holding the same prefilled keys, so both are at the same
+ * fill (reported).
  */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "bench.h"
 #include "cli.h"
+#include "rbf.h"
+
+#ifdef RBF_HAVE_LIBBLOOM
+#include <bloom.h>
+#endif
+
+#define CMD "bench filter"
+#define CHUNK 4096u            /* operations per timed chunk */
+#define KEY_LEN 16u            /* bytes per key */
+#define LIMIT_AHEAD 16u        /* prefetch distance of the limit kernel, in operations */
+#define MAX_SIZES 16
+#define MAX_REPS 1000
+
+/* ---- keys: counter-based, so that any key of a stream can be regenerated
+ * (the "present" queries redraw prefilled keys by index). */
+
+#define GOLDEN 0x9e3779b97f4a7c15ULL
+
+static inline uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Key number j of stream `stream` (16 bytes). */
+static inline void make_key(uint8_t *out, uint64_t stream, uint64_t j)
+{
+    uint64_t a = mix64(stream + (2 * j + 1) * GOLDEN);
+    uint64_t b = mix64(stream + (2 * j + 2) * GOLDEN);
+    memcpy(out, &a, 8);
+    memcpy(out + 8, &b, 8);
+}
+
+static inline uint64_t rng_next(uint64_t *s)
+{
+    *s += GOLDEN;
+    return mix64(*s);
+}
+
+static inline uint64_t below(uint64_t x, uint64_t n)
+{
+    return (uint64_t)(((unsigned __int128)x * n) >> 64);
+}
+
+static double now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* ---- the measurements */
+
+enum op_kind {
+    OP_INSERT,
+    OP_CONTAINS_ABSENT,
+    OP_CONTAINS_PRESENT,
+    OP_LIMIT_RMW,
+    OP_LIMIT_READ
+};
+
+enum impl_kind {
+    IMPL_RBF_SINGLE,
+    IMPL_RBF_BATCH,
+    IMPL_LIBBLOOM,
+    IMPL_LIMIT_PLAIN_4K,
+    IMPL_LIMIT_AHEAD_4K,
+    IMPL_LIMIT_PLAIN_HUGE,
+    IMPL_LIMIT_AHEAD_HUGE
+};
+
+typedef struct measure {
+    enum op_kind op;
+    enum impl_kind impl;
+    const char *op_name;
+    const char *impl_name;
+    double *rounds; /* ns per op of each timed round */
+    double median, lo, hi;
+} measure;
+
+/* A buffer for the limit kernels: 4 KiB pages from calloc, or (Linux) an
+ * anonymous mapping advised to use transparent huge pages. */
+typedef struct limit_buf {
+    uint64_t *w;
+    size_t bytes;
+    int mapped;
+    int huge; /* huge pages requested (and the kernel allowed the advice) */
+} limit_buf;
+
+typedef struct ctx {
+    /* options */
+    uint64_t keys;
+    unsigned reps;
+    size_t batch;
+    unsigned k;
+    uint64_t seed;
+    unsigned phases;
+    rbf_hashing hashing;
+    rbf_recycle_mode recycle;
+    uint64_t fill_cap;
+    int json;
+    /* per size */
+    uint64_t bytes;
+    rbf *f;  /* test-and-insert filter */
+    rbf *fc; /* contains filter, prefilled */
+    uint64_t fill_keys;
+#ifdef RBF_HAVE_LIBBLOOM
+    struct bloom bl, blc;
+    int have_bl, have_blc;
+    uint64_t bl_since_reset;
+    uint64_t bl_resets;
+#endif
+    limit_buf lim4k, limhuge;
+    uint64_t lim_words;
+    /* chunk buffers */
+    uint8_t *keybuf;
+    const void **keyp;
+    size_t *lens;
+    uint32_t *idx;
+    /* streams */
+    uint64_t fresh_stream, fresh_next;
+    uint64_t fill_stream;
+    uint64_t rng;
+    volatile uint64_t sink;
+} ctx;
+
+static int limit_alloc(limit_buf *b, size_t bytes, int huge)
+{
+    memset(b, 0, sizeof *b);
+    b->bytes = bytes;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (huge) {
+        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return -1;
+        b->w = p;
+        b->mapped = 1;
+        b->huge = madvise(p, bytes, MADV_HUGEPAGE) == 0;
+        memset(b->w, 0, bytes); /* fault every page in now, outside timing */
+        return 0;
+    }
+#else
+    (void)huge;
+#endif
+    b->w = calloc(bytes / 8, 8);
+    if (!b->w)
+        return -1;
+    memset(b->w, 0, bytes);
+    return 0;
+}
+
+static void limit_free(limit_buf *b)
+{
+#if defined(__linux__)
+    if (b->mapped) {
+        munmap(b->w, b->bytes);
+        b->w = NULL;
+        return;
+    }
+#endif
+    free(b->w);
+    b->w = NULL;
+}
+
+/* Fill the chunk's key buffer with n fresh keys. */
+static void fresh_keys(ctx *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        make_key(c->keybuf + i * KEY_LEN, c->fresh_stream, c->fresh_next++);
+}
+
+/* n keys drawn uniformly from the prefilled set. */
+static void present_keys(ctx *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        make_key(c->keybuf + i * KEY_LEN, c->fill_stream, below(rng_next(&c->rng), c->fill_keys));
+}
+
+/* n*k random word indices for the limit kernels. */
+static void limit_indices(ctx *c, size_t n)
+{
+    for (size_t i = 0; i < n * c->k; i++)
+        c->idx[i] = (uint32_t)below(rng_next(&c->rng), c->lim_words);
+}
+
+/* The limit kernels: k independent word accesses per operation at the
+ * precomputed indices.  The bit set depends on nothing loaded, so the
+ * accesses of one and of successive operations overlap freely. */
+static void limit_rmw_plain(uint64_t *w, const uint32_t *idx, size_t n, unsigned k)
+{
+    for (size_t i = 0; i < n * k; i++)
+        w[idx[i]] |= 1ULL << (i & 63);
+}
+
+static void limit_rmw_ahead(uint64_t *w, const uint32_t *idx, size_t n, unsigned k)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (i + LIMIT_AHEAD < n)
+            for (unsigned j = 0; j < k; j++)
+                __builtin_prefetch(&w[idx[(i + LIMIT_AHEAD) * k + j]], 1, 3);
+        for (unsigned j = 0; j < k; j++)
+            w[idx[i * k + j]] |= 1ULL << j;
+    }
+}
+
+static uint64_t limit_read_plain(const uint64_t *w, const uint32_t *idx, size_t n, unsigned k)
+{
+    uint64_t acc = 0;
+    for (size_t i = 0; i < n * k; i++)
+        acc ^= w[idx[i]];
+    return acc;
+}
+
+static uint64_t limit_read_ahead(const uint64_t *w, const uint32_t *idx, size_t n, unsigned k)
+{
+    uint64_t acc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i + LIMIT_AHEAD < n)
+            for (unsigned j = 0; j < k; j++)
+                __builtin_prefetch(&w[idx[(i + LIMIT_AHEAD) * k + j]], 0, 3);
+        for (unsigned j = 0; j < k; j++)
+            acc ^= w[idx[i * k + j]];
+    }
+    return acc;
+}
+
+#ifdef RBF_HAVE_LIBBLOOM
+/* libbloom's bits per entry for k hashes: it takes ceil(bpe ln 2) hashes;
+ * bpe = (k - 0.5) / ln 2 is in the middle of the range that gives k. */
+static double bloom_bpe(unsigned k)
+{
+    return ((double)k - 0.5) / log(2.0);
+}
+
+static int bloom_make(struct bloom *b, uint64_t bits, unsigned k)
+{
+    double bpe = bloom_bpe(k);
+    double entries = floor((double)bits / bpe);
+    double err = exp(-bpe * log(2.0) * log(2.0));
+    if (entries < 1000 || entries > 2147483647.0)
+        return -1;
+    if (bloom_init(b, (int)entries, err) != 0)
+        return -1;
+    return 0;
+}
+#endif
+
+/* One chunk of n operations of measurement m: prepare (untimed), then time. */
+static double run_chunk(ctx *c, const measure *m, size_t n)
+{
+    double t0, t1;
+    int64_t r = 0;
+    unsigned k = c->k;
+    switch (m->op) {
+    case OP_INSERT: fresh_keys(c, n); break;
+    case OP_CONTAINS_ABSENT: fresh_keys(c, n); break;
+    case OP_CONTAINS_PRESENT: present_keys(c, n); break;
+    case OP_LIMIT_RMW:
+    case OP_LIMIT_READ: limit_indices(c, n); break;
+    }
+#ifdef RBF_HAVE_LIBBLOOM
+    if (m->op == OP_INSERT && m->impl == IMPL_LIBBLOOM) {
+        if (c->bl_since_reset + n > (uint64_t)c->bl.entries) {
+            bloom_reset(&c->bl);
+            c->bl_since_reset = 0;
+            c->bl_resets++;
+        }
+        c->bl_since_reset += n;
+    }
+#endif
+    const uint64_t *lw = NULL;
+    if (m->impl >= IMPL_LIMIT_PLAIN_4K)
+        lw = (m->impl == IMPL_LIMIT_PLAIN_4K || m->impl == IMPL_LIMIT_AHEAD_4K) ? c->lim4k.w
+                                                                                : c->limhuge.w;
+    t0 = now_ns();
+    switch (m->impl) {
+    case IMPL_RBF_SINGLE:
+        if (m->op == OP_INSERT) {
+            for (size_t i = 0; i < n; i++)
+                r += rbf_insert(c->f, c->keybuf + i * KEY_LEN, KEY_LEN);
+        } else {
+            for (size_t i = 0; i < n; i++)
+                r += rbf_contains(c->fc, c->keybuf + i * KEY_LEN, KEY_LEN);
+        }
+        break;
+    case IMPL_RBF_BATCH:
+        for (size_t i = 0; i < n; i += c->batch) {
+            size_t b = n - i < c->batch ? n - i : c->batch;
+            if (m->op == OP_INSERT)
+                r += rbf_insert_keys(c->f, c->keyp + i, c->lens + i, b, NULL);
+            else
+                r += rbf_contains_keys(c->fc, c->keyp + i, c->lens + i, b, NULL);
+        }
+        break;
+    case IMPL_LIBBLOOM:
+#ifdef RBF_HAVE_LIBBLOOM
+        if (m->op == OP_INSERT) {
+            for (size_t i = 0; i < n; i++)
+                r += bloom_add(&c->bl, c->keybuf + i * KEY_LEN, (int)KEY_LEN);
+        } else {
+            for (size_t i = 0; i < n; i++)
+                r += bloom_check(&c->blc, c->keybuf + i * KEY_LEN, (int)KEY_LEN);
+        }
+#endif
+        break;
+    case IMPL_LIMIT_PLAIN_4K:
+    case IMPL_LIMIT_PLAIN_HUGE:
+        if (m->op == OP_LIMIT_RMW)
+            limit_rmw_plain((uint64_t *)(uintptr_t)lw, c->idx, n, k);
+        else
+            r = (int64_t)limit_read_plain(lw, c->idx, n, k);
+        break;
+    case IMPL_LIMIT_AHEAD_4K:
+    case IMPL_LIMIT_AHEAD_HUGE:
+        if (m->op == OP_LIMIT_RMW)
+            limit_rmw_ahead((uint64_t *)(uintptr_t)lw, c->idx, n, k);
+        else
+            r = (int64_t)limit_read_ahead(lw, c->idx, n, k);
+        break;
+    }
+    t1 = now_ns();
+    c->sink += (uint64_t)r;
+    return t1 - t0;
+}
+
+static double run_round(ctx *c, const measure *m)
+{
+    double total = 0;
+    for (uint64_t done = 0; done < c->keys;) {
+        size_t n = c->keys - done < CHUNK ? (size_t)(c->keys - done) : CHUNK;
+        total += run_chunk(c, m, n);
+        done += n;
+    }
+    return total / (double)c->keys;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void summarise(measure *m, unsigned reps)
+{
+    double *s = malloc(reps * sizeof *s);
+    if (!s) {
+        m->median = m->lo = m->hi = m->rounds[0];
+        return;
+    }
+    memcpy(s, m->rounds, reps * sizeof *s);
+    qsort(s, reps, sizeof *s, cmp_double);
+    m->median = reps % 2 ? s[reps / 2] : (s[reps / 2 - 1] + s[reps / 2]) / 2;
+    m->lo = s[0];
+    m->hi = s[reps - 1];
+    free(s);
+}
+
+/* ---- setup of one size */
+
+static int make_rbf(const ctx *c, uint64_t bits, rbf **out)
+{
+    rbf_config cfg;
+    rbf_config_init(&cfg);
+    cfg.bits = bits;
+    cfg.hashes = c->k;
+    cfg.phases = c->phases;
+    cfg.hashing = c->hashing;
+    cfg.recycle = c->recycle;
+    cfg.sigma = (c->phases == 2 ? bits / 2 : bits) / 2;
+    cfg.seed = c->seed ^ 0x5eed5eed5eed5eedULL;
+    return rbf_new(&cfg, out);
+}
+
+static double rbf_fill(const rbf *f)
+{
+    rbf_stats st;
+    rbf_get_stats(f, &st);
+    return (double)st.bits_set / (double)st.bits;
+}
+
+/* Prefill the contains filters with the same fill_keys keys. */
+static void prefill(ctx *c)
+{
+    uint8_t key[KEY_LEN];
+    for (uint64_t j = 0; j < c->fill_keys; j++) {
+        make_key(key, c->fill_stream, j);
+        rbf_insert(c->fc, key, KEY_LEN);
+#ifdef RBF_HAVE_LIBBLOOM
+        if (c->have_blc)
+            bloom_add(&c->blc, key, (int)KEY_LEN);
+#endif
+    }
+}
+
+#ifdef RBF_HAVE_LIBBLOOM
+/* Fraction of set bits of a libbloom filter.  Reads its bit array, which
+ * its header calls private: done once, outside any timing, only to report
+ * that both contains filters are at the same fill. */
+static double bloom_fill(const struct bloom *b)
+{
+    uint64_t set = 0;
+    for (int i = 0; i < b->bytes; i++)
+        set += (uint64_t)__builtin_popcount(b->bf[i]);
+    return (double)set / (double)b->bits;
+}
+#endif
+
+typedef struct size_result {
+    uint64_t bytes;
+    uint64_t rbf_bits, rbf_sigma;
+    int64_t bloom_bits, bloom_hashes, bloom_entries;
+    uint64_t bloom_resets, rbf_cycles;
+    double fill_rbf, fill_bloom;
+    uint64_t fill_keys;
+    int huge_ok;
+    measure *ms;
+    size_t nms;
+} size_result;
+
+static void add_measure(measure *ms, size_t *n, enum op_kind op, enum impl_kind impl,
+                        const char *op_name, const char *impl_name)
+{
+    ms[*n].op = op;
+    ms[*n].impl = impl;
+    ms[*n].op_name = op_name;
+    ms[*n].impl_name = impl_name;
+    (*n)++;
+}
+
+static int run_size(ctx *c, size_result *sr)
+{
+    uint64_t bits = c->bytes * 8;
+    int rc = 0;
+    memset(sr, 0, sizeof *sr);
+    sr->bytes = c->bytes;
+    c->f = c->fc = NULL;
+    if (make_rbf(c, bits, &c->f) != RBF_OK || make_rbf(c, bits, &c->fc) != RBF_OK) {
+        rc = cli_fail(CMD, "cannot create a %llu-bit rbf filter", (unsigned long long)bits);
+        goto out;
+    }
+    rbf_stats st;
+    rbf_get_stats(c->f, &st);
+    rbf_config cfg;
+    rbf_get_config(c->f, &cfg);
+    sr->rbf_bits = cfg.bits;
+    sr->rbf_sigma = cfg.sigma;
+    c->lim_words = c->bytes / 8;
+    if (limit_alloc(&c->lim4k, (size_t)c->bytes, 0) || limit_alloc(&c->limhuge, (size_t)c->bytes, 1)) {
+        rc = cli_fail(CMD, "cannot allocate %llu bytes for the limit kernels",
+                      (unsigned long long)c->bytes);
+        goto out;
+    }
+    sr->huge_ok = c->limhuge.huge;
+    /* the contains filters hold half of libbloom's design entries (capped) */
+    c->fill_keys = (uint64_t)((double)bits / ((double)c->k / log(2.0)) / 2);
+#ifdef RBF_HAVE_LIBBLOOM
+    c->have_bl = c->have_blc = 0;
+    c->bl_since_reset = c->bl_resets = 0;
+    if (bits <= 2147483647ULL && bloom_make(&c->bl, bits, c->k) == 0) {
+        c->have_bl = 1;
+        if (bloom_make(&c->blc, bits, c->k) == 0)
+            c->have_blc = 1;
+    }
+    if (c->have_bl) {
+        sr->bloom_bits = c->bl.bits;
+        sr->bloom_hashes = c->bl.hashes;
+        sr->bloom_entries = c->bl.entries;
+        c->fill_keys = (uint64_t)c->bl.entries / 2;
+        if ((unsigned)c->bl.hashes != c->k) {
+            rc = cli_fail(CMD, "libbloom chose %d hashes, not %u", c->bl.hashes, c->k);
+            goto out;
+        }
+    } else {
+        sr->bloom_bits = sr->bloom_hashes = sr->bloom_entries = -1;
+    }
+#else
+    sr->bloom_bits = sr->bloom_hashes = sr->bloom_entries = -1;
+#endif
+    if (c->fill_keys > c->fill_cap)
+        c->fill_keys = c->fill_cap;
+    if (c->fill_keys == 0)
+        c->fill_keys = 1;
+    sr->fill_keys = c->fill_keys;
+    prefill(c);
+    sr->fill_rbf = rbf_fill(c->fc);
+    sr->fill_bloom = -1;
+#ifdef RBF_HAVE_LIBBLOOM
+    if (c->have_blc)
+        sr->fill_bloom = bloom_fill(&c->blc);
+#endif
+
+    measure *ms = calloc(24, sizeof *ms);
+    size_t nm = 0;
+    if (!ms) {
+        rc = cli_fail(CMD, "out of memory");
+        goto out;
+    }
+    int bl_ok = 0;
+#ifdef RBF_HAVE_LIBBLOOM
+    bl_ok = c->have_bl && c->have_blc;
+#endif
+    static const char *ins = "test-and-insert", *cab = "contains (absent)",
+                      *cpr = "contains (present)";
+    add_measure(ms, &nm, OP_INSERT, IMPL_RBF_SINGLE, ins, "rbf_insert");
+    add_measure(ms, &nm, OP_INSERT, IMPL_RBF_BATCH, ins, "rbf_insert_keys");
+    if (bl_ok)
+        add_measure(ms, &nm, OP_INSERT, IMPL_LIBBLOOM, ins, "libbloom bloom_add");
+    add_measure(ms, &nm, OP_LIMIT_RMW, IMPL_LIMIT_PLAIN_4K, ins, "limit: k line RMW, loop, 4K");
+    add_measure(ms, &nm, OP_LIMIT_RMW, IMPL_LIMIT_AHEAD_4K, ins, "limit: k line RMW, prefetch, 4K");
+    add_measure(ms, &nm, OP_LIMIT_RMW, IMPL_LIMIT_PLAIN_HUGE, ins, "limit: k line RMW, loop, huge");
+    add_measure(ms, &nm, OP_LIMIT_RMW, IMPL_LIMIT_AHEAD_HUGE, ins,
+                "limit: k line RMW, prefetch, huge");
+    add_measure(ms, &nm, OP_CONTAINS_ABSENT, IMPL_RBF_SINGLE, cab, "rbf_contains");
+    add_measure(ms, &nm, OP_CONTAINS_ABSENT, IMPL_RBF_BATCH, cab, "rbf_contains_keys");
+    if (bl_ok)
+        add_measure(ms, &nm, OP_CONTAINS_ABSENT, IMPL_LIBBLOOM, cab, "libbloom bloom_check");
+    add_measure(ms, &nm, OP_CONTAINS_PRESENT, IMPL_RBF_SINGLE, cpr, "rbf_contains");
+    add_measure(ms, &nm, OP_CONTAINS_PRESENT, IMPL_RBF_BATCH, cpr, "rbf_contains_keys");
+    if (bl_ok)
+        add_measure(ms, &nm, OP_CONTAINS_PRESENT, IMPL_LIBBLOOM, cpr, "libbloom bloom_check");
+    add_measure(ms, &nm, OP_LIMIT_READ, IMPL_LIMIT_PLAIN_4K, "contains", "limit: k line read, loop, 4K");
+    add_measure(ms, &nm, OP_LIMIT_READ, IMPL_LIMIT_AHEAD_4K, "contains",
+                "limit: k line read, prefetch, 4K");
+    add_measure(ms, &nm, OP_LIMIT_READ, IMPL_LIMIT_PLAIN_HUGE, "contains",
+                "limit: k line read, loop, huge");
+    add_measure(ms, &nm, OP_LIMIT_READ, IMPL_LIMIT_AHEAD_HUGE, "contains",
+                "limit: k line read, prefetch, huge");
+    sr->ms = ms;
+    sr->nms = nm;
+    for (size_t i = 0; i < nm; i++) {
+        ms[i].rounds = calloc(c->reps, sizeof(double));
+        if (!ms[i].rounds) {
+            rc = cli_fail(CMD, "out of memory");
+            goto out;
+        }
+    }
+    /* warm-up round (also faults in every page), then interleaved rounds */
+    for (size_t i = 0; i < nm; i++)
+        (void)run_round(c, &ms[i]);
+    for (unsigned r = 0; r < c->reps; r++)
+        for (size_t i = 0; i < nm; i++)
+            ms[i].rounds[r] = run_round(c, &ms[i]);
+    for (size_t i = 0; i < nm; i++)
+        summarise(&ms[i], c->reps);
+    rbf_get_stats(c->f, &st);
+    sr->rbf_cycles = st.cycles;
+#ifdef RBF_HAVE_LIBBLOOM
+    sr->bloom_resets = c->bl_resets;
+#endif
+out:
+    rbf_free(c->f);
+    rbf_free(c->fc);
+    c->f = c->fc = NULL;
+#ifdef RBF_HAVE_LIBBLOOM
+    if (c->have_bl)
+        bloom_free(&c->bl);
+    if (c->have_blc)
+        bloom_free(&c->blc);
+    c->have_bl = c->have_blc = 0;
+#endif
+    limit_free(&c->lim4k);
+    limit_free(&c->limhuge);
+    return rc;
+}
+
+/* ---- reporting */
+
+static int is_limit(const measure *m) { return m->impl >= IMPL_LIMIT_PLAIN_4K; }
+
+/* The fastest limit kernel for op (median ns/op), or 0. */
+static double best_limit(const size_result *sr, enum op_kind op, const measure **which)
+{
+    double best = 0;
+    for (size_t i = 0; i < sr->nms; i++) {
+        const measure *m = &sr->ms[i];
+        if (m->op == op && (best == 0 || m->median < best)) {
+            best = m->median;
+            if (which)
+                *which = m;
+        }
+    }
+    return best;
+}
+
+/* libbloom's median for the same operation, or 0. */
+static double bloom_ref(const size_result *sr, enum op_kind op)
+{
+    for (size_t i = 0; i < sr->nms; i++)
+        if (sr->ms[i].op == op && sr->ms[i].impl == IMPL_LIBBLOOM)
+            return sr->ms[i].median;
+    return 0;
+}
+
+static enum op_kind limit_of(enum op_kind op)
+{
+    return op == OP_INSERT || op == OP_LIMIT_RMW ? OP_LIMIT_RMW : OP_LIMIT_READ;
+}
+
+static const char *size_label(uint64_t bytes, char *buf, size_t cap)
+{
+    if (bytes % (1ULL << 30) == 0)
+        snprintf(buf, cap, "%llu GiB", (unsigned long long)(bytes >> 30));
+    else if (bytes % (1ULL << 20) == 0)
+        snprintf(buf, cap, "%llu MiB", (unsigned long long)(bytes >> 20));
+    else if (bytes % 1024 == 0)
+        snprintf(buf, cap, "%llu KiB", (unsigned long long)(bytes >> 10));
+    else
+        snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
+    return buf;
+}
+
+static void print_table(const ctx *c, const size_result *srs, size_t nsz, double load0, double load1)
+{
+    printf("rbf bench filter: k = %u, %u-byte random keys, %llu operations per round, "
+           "median of %u rounds after 1 warm-up, batch %zu\n",
+           c->k, KEY_LEN, (unsigned long long)c->keys, c->reps, c->batch);
+    printf("rbf: %s, %s, %u phase%s, sigma = bits per filter / 2; load average %.2f at start, "
+           "%.2f at end\n",
+           c->hashing == RBF_COLLIDING ? "colliding" : "non-colliding",
+           c->recycle == RBF_RETAINING ? "retaining" : "non-retaining", c->phases,
+           c->phases == 2 ? "s" : "", load0, load1);
+#ifndef RBF_HAVE_LIBBLOOM
+    printf("libbloom: not found at build time, its rows are missing\n");
+#endif
+    for (size_t s = 0; s < nsz; s++) {
+        const size_result *sr = &srs[s];
+        char lb[32];
+        printf("\n%s: rbf %llu bits (sigma %llu, %llu recycles)", size_label(sr->bytes, lb, sizeof lb),
+               (unsigned long long)sr->rbf_bits, (unsigned long long)sr->rbf_sigma,
+               (unsigned long long)sr->rbf_cycles);
+        if (sr->bloom_bits >= 0)
+            printf(", libbloom %lld bits k=%lld (%llu resets)", (long long)sr->bloom_bits,
+                   (long long)sr->bloom_hashes, (unsigned long long)sr->bloom_resets);
+        printf("; contains filters hold %llu keys (fill rbf %.3f", (unsigned long long)sr->fill_keys,
+               sr->fill_rbf);
+        if (sr->fill_bloom >= 0)
+            printf(", libbloom %.3f", sr->fill_bloom);
+        printf(")\n");
+        printf("  %-19s %-24s %9s %9s %12s %9s\n", "operation", "implementation", "ns/op", "Mops/s",
+               "vs libbloom", "vs limit");
+        for (size_t i = 0; i < sr->nms; i++) {
+            const measure *m = &sr->ms[i];
+            if (is_limit(m))
+                continue;
+            double bref = bloom_ref(sr, m->op);
+            double lim = best_limit(sr, limit_of(m->op), NULL);
+            printf("  %-19s %-24s %9.2f %9.1f ", m->op_name, m->impl_name, m->median,
+                   1e3 / m->median);
+            if (bref > 0)
+                printf("%11.2fx ", bref / m->median);
+            else
+                printf("%12s ", "-");
+            printf("%9.2f\n", m->median / lim);
+            /* the limit row goes after the libbloom row of its operation */
+            int last_of_op = i + 1 == sr->nms || sr->ms[i + 1].op != m->op;
+            if (last_of_op && (m->op == OP_INSERT || m->op == OP_CONTAINS_PRESENT)) {
+                const measure *w = NULL;
+                double l = best_limit(sr, limit_of(m->op), &w);
+                printf("  %-19s %-24s %9.2f %9.1f %12s %9.2f   (%s)\n", m->op_name,
+                       m->op == OP_INSERT ? "limit: k line RMW" : "limit: k line reads", l,
+                       1e3 / l, "", 1.0, w ? w->impl_name + 7 : "");
+            }
+        }
+    }
+}
+
+static void print_json(const ctx *c, const size_result *srs, size_t nsz, double load0, double load1)
+{
+    printf("{\"benchmark\":\"filter\",\"rbf_version\":");
+    cli_json_string(stdout, rbf_version());
+    printf(",\"hashes\":%u,\"key_bytes\":%u,\"keys_per_round\":%llu,\"reps\":%u,\"warmup_rounds\":1,"
+           "\"batch\":%zu,\"chunk\":%u,\"seed\":%llu,\"phases\":%u,\"hashing\":",
+           c->k, KEY_LEN, (unsigned long long)c->keys, c->reps, c->batch, CHUNK,
+           (unsigned long long)c->seed, c->phases);
+    cli_json_string(stdout, c->hashing == RBF_COLLIDING ? "colliding" : "non-colliding");
+    printf(",\"recycle\":");
+    cli_json_string(stdout, c->recycle == RBF_RETAINING ? "retaining" : "non-retaining");
+    printf(",\"libbloom\":%s,\"load_start\":",
+#ifdef RBF_HAVE_LIBBLOOM
+           "true"
+#else
+           "false"
+#endif
+    );
+    cli_json_double(stdout, load0);
+    printf(",\"load_end\":");
+    cli_json_double(stdout, load1);
+    printf(",\"sizes\":[");
+    for (size_t s = 0; s < nsz; s++) {
+        const size_result *sr = &srs[s];
+        printf("%s{\"bytes\":%llu,\"rbf_bits\":%llu,\"rbf_sigma\":%llu,\"rbf_recycles\":%llu,"
+               "\"libbloom_bits\":%lld,\"libbloom_hashes\":%lld,\"libbloom_entries\":%lld,"
+               "\"libbloom_resets\":%llu,\"contains_keys\":%llu,\"contains_fill_rbf\":",
+               s ? "," : "", (unsigned long long)sr->bytes, (unsigned long long)sr->rbf_bits,
+               (unsigned long long)sr->rbf_sigma, (unsigned long long)sr->rbf_cycles,
+               (long long)sr->bloom_bits, (long long)sr->bloom_hashes, (long long)sr->bloom_entries,
+               (unsigned long long)sr->bloom_resets, (unsigned long long)sr->fill_keys);
+        cli_json_double(stdout, sr->fill_rbf);
+        printf(",\"contains_fill_libbloom\":");
+        if (sr->fill_bloom >= 0)
+            cli_json_double(stdout, sr->fill_bloom);
+        else
+            printf("null");
+        printf(",\"huge_pages_advised\":%s,\"limit_rmw_ns\":", sr->huge_ok ? "true" : "false");
+        cli_json_double(stdout, best_limit(sr, OP_LIMIT_RMW, NULL));
+        printf(",\"limit_read_ns\":");
+        cli_json_double(stdout, best_limit(sr, OP_LIMIT_READ, NULL));
+        printf(",\"results\":[");
+        for (size_t i = 0; i < sr->nms; i++) {
+            const measure *m = &sr->ms[i];
+            double bref = bloom_ref(sr, m->op);
+            double lim = best_limit(sr, limit_of(m->op), NULL);
+            printf("%s{\"operation\":", i ? "," : "");
+            cli_json_string(stdout, m->op_name);
+            printf(",\"implementation\":");
+            cli_json_string(stdout, m->impl_name);
+            printf(",\"ns_per_op\":");
+            cli_json_double(stdout, m->median);
+            printf(",\"ns_min\":");
+            cli_json_double(stdout, m->lo);
+            printf(",\"ns_max\":");
+            cli_json_double(stdout, m->hi);
+            printf(",\"mops\":");
+            cli_json_double(stdout, 1e3 / m->median);
+            printf(",\"speedup_vs_libbloom\":");
+            if (bref > 0 && !is_limit(m))
+                cli_json_double(stdout, bref / m->median);
+            else
+                printf("null");
+            printf(",\"ratio_to_limit\":");
+            cli_json_double(stdout, m->median / lim);
+            printf(",\"rounds_ns_per_op\":[");
+            for (unsigned r = 0; r < c->reps; r++) {
+                if (r)
+                    putchar(',');
+                cli_json_double(stdout, m->rounds[r]);
+            }
+            printf("]}");
+        }
+        printf("]}");
+    }
+    printf("]}\n");
+}
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+            "Usage: rbf bench filter [OPTIONS]   (or build/rbf-bench filter)\n"
+            "\n"
+            "Test-and-insert and contains throughput (ns per operation, hashing included,\n"
+            "16-byte random keys) of rbf (one key per call and batched) and of libbloom,\n"
+            "and the machine's limit for the same access pattern (k random cache-line\n"
+            "accesses per operation), in one run.  Fresh keys in every round; median of\n"
+            "the timed rounds after a warm-up.\n"
+            "\n"
+            "Options:\n"
+            "  --sizes LIST      filter sizes in bytes, comma-separated (default\n"
+            "                    128KiB,4MiB,128MiB; libbloom stops at 2^31 bits = 256 MiB)\n"
+            "  --keys N          operations per timed round (default 1Mi)\n"
+            "  --reps N          timed rounds per measurement, median reported (default 5)\n"
+            "  --batch N         keys per rbf_insert_keys / rbf_contains_keys call (default 256)\n"
+            "  --hashes K        hash positions per key (default 7)\n"
+            "  --fill-cap N      at most N prefilled keys in the contains filters (default 4Mi)\n"
+            "  --phases 1|2      rbf phases (default 1)\n"
+            "  --hashing H       colliding (default) or non-colliding\n"
+            "  --recycle R       non-retaining (default) or retaining\n"
+            "  --seed S          seed of the keys and of the hash key (default 1)\n"
+            "  --json            one JSON object instead of the table\n"
+            "  -h, --help        this help\n");
+}
 
 int bench_filter_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cli_fail("bench", "benchmark 'filter' is not implemented yet");
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.keys = 1u << 20;
+    c.reps = 5;
+    c.batch = 256;
+    c.k = 7;
+    c.seed = 1;
+    c.phases = 1;
+    c.hashing = RBF_COLLIDING;
+    c.recycle = RBF_NON_RETAINING;
+    c.fill_cap = 4u << 20;
+    uint64_t sizes[MAX_SIZES] = {128u << 10, 4u << 20, 128u << 20};
+    size_t nsz = 3;
+
+    enum { O_SIZES = 256, O_KEYS, O_REPS, O_BATCH, O_HASHES, O_FILLCAP, O_PHASES, O_HASHING,
+           O_RECYCLE, O_SEED, O_JSON };
+    static const struct option opts[] = {
+        {"sizes", required_argument, NULL, O_SIZES},     {"keys", required_argument, NULL, O_KEYS},
+        {"reps", required_argument, NULL, O_REPS},       {"batch", required_argument, NULL, O_BATCH},
+        {"hashes", required_argument, NULL, O_HASHES},   {"fill-cap", required_argument, NULL, O_FILLCAP},
+        {"phases", required_argument, NULL, O_PHASES},   {"hashing", required_argument, NULL, O_HASHING},
+        {"recycle", required_argument, NULL, O_RECYCLE}, {"seed", required_argument, NULL, O_SEED},
+        {"json", no_argument, NULL, O_JSON},             {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    opterr = 0;
+    int o;
+    const char *err;
+    uint64_t v;
+    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (o) {
+        case 'h': usage(stdout); return cli_finish_stdout(CMD);
+        case O_SIZES: {
+            nsz = 0;
+            char *copy = strdup(optarg), *save = NULL;
+            if (!copy)
+                return cli_fail(CMD, "out of memory");
+            for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                if (nsz == MAX_SIZES) {
+                    free(copy);
+                    return cli_usage(CMD, "--sizes: at most %d sizes", MAX_SIZES);
+                }
+                if (cli_parse_bytes(t, &v, &err) || v < 1024 || v % 8 ||
+                    v > (UINT64_C(1) << 35)) {
+                    int bad = cli_usage(CMD, "--sizes: '%s' is not a size in bytes from 1KiB "
+                                             "to 32GiB, a multiple of 8", t);
+                    free(copy);
+                    return bad;
+                }
+                sizes[nsz++] = v;
+            }
+            free(copy);
+            if (nsz == 0)
+                return cli_usage(CMD, "--sizes: no size given");
+            break;
+        }
+        case O_KEYS:
+            if (cli_parse_count(optarg, &v, &err) || v < 1 || v > (UINT64_C(1) << 34))
+                return cli_usage(CMD, "--keys: '%s' is not a count from 1 to 16Gi", optarg);
+            c.keys = v;
+            break;
+        case O_REPS:
+            if (cli_parse_uint(optarg, 1, MAX_REPS, &v, &err))
+                return cli_usage(CMD, "--reps: '%s': %s (1 to %d)", optarg, err, MAX_REPS);
+            c.reps = (unsigned)v;
+            break;
+        case O_BATCH:
+            if (cli_parse_uint(optarg, 1, CHUNK, &v, &err))
+                return cli_usage(CMD, "--batch: '%s': %s (1 to %u)", optarg, err, CHUNK);
+            c.batch = (size_t)v;
+            break;
+        case O_HASHES:
+            if (cli_parse_uint(optarg, 1, 64, &v, &err))
+                return cli_usage(CMD, "--hashes: '%s': %s (1 to 64)", optarg, err);
+            c.k = (unsigned)v;
+            break;
+        case O_FILLCAP:
+            if (cli_parse_count(optarg, &v, &err) || v < 1)
+                return cli_usage(CMD, "--fill-cap: '%s' is not a positive count", optarg);
+            c.fill_cap = v;
+            break;
+        case O_PHASES:
+            if (cli_parse_uint(optarg, 1, 2, &v, &err))
+                return cli_usage(CMD, "--phases: '%s': must be 1 or 2", optarg);
+            c.phases = (unsigned)v;
+            break;
+        case O_HASHING: {
+            int nc;
+            if (cli_parse_hashing(optarg, &nc))
+                return cli_usage(CMD, "--hashing: '%s' is not colliding or non-colliding", optarg);
+            c.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
+            break;
+        }
+        case O_RECYCLE: {
+            int ret;
+            if (cli_parse_recycle(optarg, &ret))
+                return cli_usage(CMD, "--recycle: '%s' is not non-retaining or retaining", optarg);
+            c.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
+            break;
+        }
+        case O_SEED:
+            if (cli_parse_uint(optarg, 0, UINT64_MAX, &v, &err))
+                return cli_usage(CMD, "--seed: '%s': %s", optarg, err);
+            c.seed = v;
+            break;
+        case O_JSON: c.json = 1; break;
+        default: return cli_bad_option(CMD, argc, argv, opts);
+        }
+    }
+    if (optind < argc)
+        return cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    for (size_t s = 0; s < nsz; s++)
+        if (c.phases == 2 && sizes[s] * 8 / 2 <= 2 * (uint64_t)c.k)
+            return cli_usage(CMD, "--sizes: %llu bytes is too small for two phases",
+                             (unsigned long long)sizes[s]);
+
+    c.fresh_stream = mix64(c.seed ^ 0xf7e5a11ce0000001ULL);
+    c.fill_stream = mix64(c.seed ^ 0x0f111ed000000002ULL);
+    c.rng = mix64(c.seed ^ 0x7a11d0e000000003ULL);
+    c.keybuf = malloc(CHUNK * KEY_LEN);
+    c.keyp = malloc(CHUNK * sizeof *c.keyp);
+    c.lens = malloc(CHUNK * sizeof *c.lens);
+    c.idx = malloc((size_t)CHUNK * c.k * sizeof *c.idx);
+    size_result *srs = calloc(nsz, sizeof *srs);
+    int rc = 0;
+    if (!c.keybuf || !c.keyp || !c.lens || !c.idx || !srs) {
+        rc = cli_fail(CMD, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < CHUNK; i++) {
+        c.keyp[i] = c.keybuf + i * KEY_LEN;
+        c.lens[i] = KEY_LEN;
+    }
+    double la[3] = {0, 0, 0}, load0, load1;
+    load0 = getloadavg(la, 1) == 1 ? la[0] : -1;
+    for (size_t s = 0; s < nsz && rc == 0; s++) {
+        c.bytes = sizes[s];
+        rc = run_size(&c, &srs[s]);
+    }
+    load1 = getloadavg(la, 1) == 1 ? la[0] : -1;
+    if (rc == 0) {
+        if (c.json)
+            print_json(&c, srs, nsz, load0, load1);
+        else
+            print_table(&c, srs, nsz, load0, load1);
+        rc = cli_finish_stdout(CMD);
+    }
+done:
+    if (srs)
+        for (size_t s = 0; s < nsz; s++) {
+            for (size_t i = 0; i < srs[s].nms; i++)
+                free(srs[s].ms[i].rounds);
+            free(srs[s].ms);
+        }
+    free(srs);
+    free(c.keybuf);
+    free(c.keyp);
+    free(c.lens);
+    free(c.idx);
+    return rc;
 }

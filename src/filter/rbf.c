@@ -226,6 +226,16 @@ int rbf_positions(const rbf *f, uint64_t hash, uint64_t *pos)
 
 /* ---- bit helpers */
 
+#if defined(__GNUC__)
+#define RBF_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RBF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RBF_NOINLINE __attribute__((noinline))
+#else
+#define RBF_LIKELY(x) (x)
+#define RBF_UNLIKELY(x) (x)
+#define RBF_NOINLINE
+#endif
+
 static inline int test_bit(const uint64_t *w, uint64_t p)
 {
     return (int)((w[p >> 6] >> (p & 63)) & 1u);
@@ -239,8 +249,25 @@ static inline int all_set(const uint64_t *w, const uint64_t *pos, unsigned k)
     return 1;
 }
 
-/* Set the bits at pos[0..k-1] in w; return how many went from 0 to 1 and
- * record those positions in newly[] (so they can be undone). */
+/* Set the bits at pos[0..k-1] in w and return how many went from 0 to 1
+ * (a colliding position that repeats counts once: the second visit finds
+ * the bit set).  Word-level: one load, one OR, one store per position,
+ * and no branch on the loaded data. */
+static inline unsigned set_count(uint64_t *w, const uint64_t *pos, unsigned k)
+{
+    unsigned d = 0;
+    for (unsigned i = 0; i < k; i++) {
+        uint64_t p = pos[i];
+        uint64_t bit = 1ULL << (p & 63);
+        uint64_t old = w[p >> 6];
+        d += (old & bit) == 0;
+        w[p >> 6] = old | bit;
+    }
+    return d;
+}
+
+/* As set_count, and record the newly set positions in newly[] (so that
+ * they can be undone). */
 static inline unsigned set_bits(uint64_t *w, const uint64_t *pos, unsigned k, uint64_t *newly)
 {
     unsigned d = 0;
@@ -286,10 +313,75 @@ int rbf_recycle(rbf *f)
     return RBF_OK;
 }
 
-/* Test-and-insert at given positions.  The bits are set first and the
- * newly set ones recorded: d is then exact even when colliding positions
- * repeat, and the rare over-threshold case undoes them. */
-static int insert_positions(struct rbf *f, const uint64_t *pos)
+/* ---- test-and-insert
+ *
+ * One-phase filters (the common case) set the bits and count d in one pass:
+ * nothing has to be undone, because a sigma recycle clears the whole filter
+ * anyway.  The thresholds are one predictable branch: limit_bits and
+ * limit_msgs are UINT64_MAX when unused, so "b + d <= limit_bits and
+ * c + 1 < limit_msgs" is the whole test whatever the policy; the recycle
+ * itself is out of line. */
+
+/* One-phase, a bit-setting message (d > 0) that reaches a threshold: a
+ * sigma recycle (and the retained message), or the N-th message of the
+ * cycle.  pos is the message's positions, or NULL to recompute them from
+ * hash. */
+static RBF_NOINLINE void threshold1(struct rbf *f, uint64_t hash, const uint64_t *pos, unsigned d)
+{
+    if (f->b + d > f->limit_bits) {
+        do_recycle(f);
+        if (f->cfg.recycle == RBF_RETAINING) {
+            uint64_t tmp[RBF_MAX_HASHES];
+            if (!pos) {
+                rbf__positions(f, hash, tmp);
+                pos = tmp;
+            }
+            f->b = set_count(f->active, pos, f->cfg.hashes);
+            f->c = 1;
+        }
+    } else {
+        f->b += d;
+        f->c++;
+        do_recycle(f); /* c reached N */
+    }
+}
+
+/* One-phase: account for a message whose bits were just set, d of them new. */
+static inline int account1(struct rbf *f, uint64_t hash, const uint64_t *pos, unsigned d)
+{
+    f->inserts++;
+    if (d == 0)
+        return 0; /* all bits were set: reported seen */
+    if (RBF_LIKELY((f->b + d <= f->limit_bits) & (f->c + 1 < f->limit_msgs))) {
+        f->b += d;
+        f->c++;
+    } else {
+        threshold1(f, hash, pos, d);
+    }
+    f->reported_new++;
+    return 1;
+}
+
+/* One-phase colliding test-and-insert straight from the hash: each
+ * position is drawn, tested and set in the same step, with no array. */
+static inline int insert1_colliding(struct rbf *f, uint64_t hash)
+{
+    const unsigned k = f->cfg.hashes;
+    const uint64_t m = f->m;
+    uint64_t pos[RBF_MAX_HASHES];
+    uint64_t s = hash;
+    for (unsigned i = 0; i < k; i++) {
+        s += RBF_GOLDEN;
+        pos[i] = reduce(splitmix_mix(s), m);
+    }
+    return account1(f, hash, pos, set_count(f->active, pos, k));
+}
+
+/* Two-phase test-and-insert at given positions.  The bits are set first
+ * and the newly set ones recorded: d is then exact even when colliding
+ * positions repeat, and the rare over-threshold case undoes them, because
+ * the frozen filter must be the active one as it was. */
+static RBF_NOINLINE int insert2_positions(struct rbf *f, const uint64_t *pos)
 {
     const unsigned k = f->cfg.hashes;
     uint64_t newly[RBF_MAX_HASHES];
@@ -297,16 +389,14 @@ static int insert_positions(struct rbf *f, const uint64_t *pos)
     unsigned d = set_bits(f->active, pos, k, newly);
     if (d == 0)
         return 0; /* all bits set in the active filter: reported seen */
-    int seen_frozen = f->frozen && all_set(f->frozen, pos, k);
+    int seen_frozen = all_set(f->frozen, pos, k);
     if (f->b + d > f->limit_bits) {
-        /* sigma would be passed: recycle instead of taking the message.  The
-         * two-phase filter freezes the active one as it was, so undo. */
-        if (f->frozen)
-            for (unsigned i = 0; i < d; i++)
-                f->active[newly[i] >> 6] &= ~(1ULL << (newly[i] & 63));
+        /* sigma would be passed: recycle instead of taking the message */
+        for (unsigned i = 0; i < d; i++)
+            f->active[newly[i] >> 6] &= ~(1ULL << (newly[i] & 63));
         do_recycle(f);
         if (f->cfg.recycle == RBF_RETAINING) {
-            f->b = set_bits(f->active, pos, k, newly);
+            f->b = set_count(f->active, pos, k);
             f->c = 1;
         }
     } else {
@@ -320,7 +410,26 @@ static int insert_positions(struct rbf *f, const uint64_t *pos)
     return 1;
 }
 
-static int contains_positions(const struct rbf *f, const uint64_t *pos)
+/* Test-and-insert at given positions, any variant. */
+static inline int insert_positions(struct rbf *f, const uint64_t *pos)
+{
+    if (f->frozen)
+        return insert2_positions(f, pos);
+    return account1(f, 0, pos, set_count(f->active, pos, f->cfg.hashes));
+}
+
+static inline int insert_hash(struct rbf *f, uint64_t hash)
+{
+    if (RBF_LIKELY(!f->frozen && f->cfg.hashing == RBF_COLLIDING))
+        return insert1_colliding(f, hash);
+    uint64_t pos[RBF_MAX_HASHES];
+    rbf__positions(f, hash, pos);
+    return insert_positions(f, pos);
+}
+
+/* ---- membership */
+
+static inline int contains_positions(const struct rbf *f, const uint64_t *pos)
 {
     const unsigned k = f->cfg.hashes;
     if (all_set(f->active, pos, k))
@@ -328,100 +437,186 @@ static int contains_positions(const struct rbf *f, const uint64_t *pos)
     return f->frozen && all_set(f->frozen, pos, k);
 }
 
+/* One-phase colliding membership straight from the hash, stopping at the
+ * first clear bit: a message that is not there (the common case) costs
+ * about one position on a filter up to half full. */
+static inline int contains1_colliding(const struct rbf *f, uint64_t hash)
+{
+    const unsigned k = f->cfg.hashes;
+    const uint64_t m = f->m;
+    const uint64_t *w = f->active;
+    uint64_t s = hash;
+    for (unsigned i = 0; i < k; i++) {
+        s += RBF_GOLDEN;
+        uint64_t p = reduce(splitmix_mix(s), m);
+        if (!((w[p >> 6] >> (p & 63)) & 1u))
+            return 0;
+    }
+    return 1;
+}
+
+static inline int contains_hash(const struct rbf *f, uint64_t hash)
+{
+    if (RBF_LIKELY(!f->frozen && f->cfg.hashing == RBF_COLLIDING))
+        return contains1_colliding(f, hash);
+    uint64_t pos[RBF_MAX_HASHES];
+    rbf__positions(f, hash, pos);
+    return contains_positions(f, pos);
+}
+
+static inline uint64_t hash_key(const struct rbf *f, const void *key, size_t len)
+{
+    static const char empty[1] = {0};
+    return XXH3_64bits_withSeed(key ? key : empty, len, f->cfg.seed);
+}
+
 int rbf_insert_hash(rbf *f, uint64_t hash)
 {
     if (!f)
         return RBF_EINVAL;
-    uint64_t pos[RBF_MAX_HASHES];
-    rbf__positions(f, hash, pos);
-    return insert_positions(f, pos);
+    return insert_hash(f, hash);
 }
 
 int rbf_contains_hash(const rbf *f, uint64_t hash)
 {
     if (!f)
         return RBF_EINVAL;
-    uint64_t pos[RBF_MAX_HASHES];
-    rbf__positions(f, hash, pos);
-    return contains_positions(f, pos);
+    return contains_hash(f, hash);
 }
 
 int rbf_insert(rbf *f, const void *key, size_t len)
 {
     if (!f || (!key && len))
         return RBF_EINVAL;
-    return rbf_insert_hash(f, rbf_hash(f, key, len));
+    return insert_hash(f, hash_key(f, key, len));
 }
 
 int rbf_contains(const rbf *f, const void *key, size_t len)
 {
     if (!f || (!key && len))
         return RBF_EINVAL;
-    return rbf_contains_hash(f, rbf_hash(f, key, len));
+    return contains_hash(f, hash_key(f, key, len));
+}
+
+/* ---- batches
+ *
+ * A filter larger than the caches costs a DRAM round trip per position, and
+ * one message at a time leaves most of them waiting in line: the processor
+ * cannot look far enough ahead to start the next messages' loads.  So the
+ * batch functions run a pipeline: the positions of message i + ahead are
+ * computed (hashing its key first) and their cache lines prefetched, then
+ * message i is decided, in order, from its positions computed earlier.
+ * Positions depend only on the hash and the filter size, never on the
+ * filter's state, so computing them early is exact; the decisions are made
+ * one message after the other exactly as single calls would, so a message
+ * that repeats an earlier one of the same batch, or a recycle in the middle
+ * of it, gives the same result.  A prefetch is only a hint: after a swap it
+ * may have fetched the (now frozen) other array, which costs time, never
+ * correctness. */
+
+#define RBF_RING 1024u  /* positions buffered ahead (8 KiB of stack) */
+#define RBF_AHEAD 8u    /* messages ahead */
+
+typedef struct ring {
+    uint64_t pos[RBF_RING];
+    size_t ahead; /* messages in flight, >= 1 */
+    unsigned k;
+} ring;
+
+static inline void ring_init(ring *r, const struct rbf *f)
+{
+    r->k = f->cfg.hashes;
+    r->ahead = RBF_RING / r->k < RBF_AHEAD ? RBF_RING / r->k : RBF_AHEAD;
+}
+
+static inline void prefetch_positions(const struct rbf *f, const uint64_t *pos, unsigned k, int write)
+{
+    const uint64_t *a = f->active;
+    if (write)
+        for (unsigned j = 0; j < k; j++)
+            __builtin_prefetch(&a[pos[j] >> 6], 1, 3);
+    else
+        for (unsigned j = 0; j < k; j++)
+            __builtin_prefetch(&a[pos[j] >> 6], 0, 3);
+    if (f->frozen)
+        for (unsigned j = 0; j < k; j++)
+            __builtin_prefetch(&f->frozen[pos[j] >> 6], 0, 3);
+}
+
+/* Positions of message j into slot, and prefetch them. */
+static inline void ring_fill(const struct rbf *f, uint64_t *slot, uint64_t hash, int write)
+{
+    rbf__positions(f, hash, slot);
+    prefetch_positions(f, slot, f->cfg.hashes, write);
+}
+
+/* The pipeline, shared by the four batch functions.  hashes != NULL: the
+ * messages' hashes; else keys/lens, hashed here. */
+static int64_t run_batch(struct rbf *f, int insert, const uint64_t *hashes, const void *const *keys,
+                         const size_t *lens, size_t n, uint8_t *results)
+{
+    ring r;
+    ring_init(&r, f);
+    const unsigned k = r.k;
+    size_t pre = n < r.ahead ? n : r.ahead;
+    for (size_t j = 0; j < pre; j++)
+        ring_fill(f, r.pos + j * k, hashes ? hashes[j] : hash_key(f, keys[j], lens[j]), insert);
+    int64_t total = 0;
+    size_t slot = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t *pos = r.pos + slot * k;
+        int res = insert ? insert_positions(f, pos) : contains_positions(f, pos);
+        if (results)
+            results[i] = (uint8_t)res;
+        total += res;
+        size_t j = i + r.ahead;
+        if (j < n)
+            ring_fill(f, pos, hashes ? hashes[j] : hash_key(f, keys[j], lens[j]), insert);
+        if (++slot == r.ahead)
+            slot = 0;
+    }
+    return total;
 }
 
 int64_t rbf_insert_many(rbf *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
     if (!f || (!hashes && n))
         return RBF_EINVAL;
-    int64_t fresh = 0;
-    for (size_t i = 0; i < n; i++) {
-        int r = rbf_insert_hash(f, hashes[i]);
-        if (results)
-            results[i] = (uint8_t)r;
-        fresh += r;
-    }
-    return fresh;
+    return run_batch(f, 1, hashes, NULL, NULL, n, results);
 }
 
 int64_t rbf_contains_many(const rbf *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
     if (!f || (!hashes && n))
         return RBF_EINVAL;
-    int64_t hits = 0;
-    for (size_t i = 0; i < n; i++) {
-        int r = rbf_contains_hash(f, hashes[i]);
-        if (results)
-            results[i] = (uint8_t)r;
-        hits += r;
-    }
-    return hits;
+    /* run_batch only reads the filter when insert == 0 */
+    return run_batch((struct rbf *)(uintptr_t)f, 0, hashes, NULL, NULL, n, results);
+}
+
+static int keys_ok(const void *const *keys, const size_t *lens, size_t n)
+{
+    if (n && (!keys || !lens))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!keys[i] && lens[i])
+            return 0;
+    return 1;
 }
 
 int64_t rbf_insert_keys(rbf *f, const void *const *keys, const size_t *lens, size_t n,
                         uint8_t *results)
 {
-    if (!f || (n && (!keys || !lens)))
+    if (!f || !keys_ok(keys, lens, n))
         return RBF_EINVAL;
-    for (size_t i = 0; i < n; i++)
-        if (!keys[i] && lens[i])
-            return RBF_EINVAL;
-    int64_t fresh = 0;
-    for (size_t i = 0; i < n; i++) {
-        int r = rbf_insert_hash(f, rbf_hash(f, keys[i], lens[i]));
-        if (results)
-            results[i] = (uint8_t)r;
-        fresh += r;
-    }
-    return fresh;
+    return run_batch(f, 1, NULL, keys, lens, n, results);
 }
 
 int64_t rbf_contains_keys(const rbf *f, const void *const *keys, const size_t *lens, size_t n,
                           uint8_t *results)
 {
-    if (!f || (n && (!keys || !lens)))
+    if (!f || !keys_ok(keys, lens, n))
         return RBF_EINVAL;
-    for (size_t i = 0; i < n; i++)
-        if (!keys[i] && lens[i])
-            return RBF_EINVAL;
-    int64_t hits = 0;
-    for (size_t i = 0; i < n; i++) {
-        int r = rbf_contains_hash(f, rbf_hash(f, keys[i], lens[i]));
-        if (results)
-            results[i] = (uint8_t)r;
-        hits += r;
-    }
-    return hits;
+    return run_batch((struct rbf *)(uintptr_t)f, 0, NULL, keys, lens, n, results);
 }
 
 void rbf_get_stats(const rbf *f, rbf_stats *out)
