@@ -26,10 +26,17 @@ struct rbf {
     uint64_t limit_bits;
     /* Threshold in messages: N, or UINT64_MAX when not N-bounded. */
     uint64_t limit_msgs;
+    /* Nonzero when positions are computed eight at a time with AVX-512
+     * (same values as the scalar code; set by rbf__alloc from the CPU and m). */
+    unsigned simd;
 };
 
 /* The k positions of `hash` (see rbf.h), into pos[0..k-1]. */
 void rbf__positions(const struct rbf *f, uint64_t hash, uint64_t *pos);
+
+/* The same positions by the path the filter's hot path uses (AVX-512 when
+ * f->simd); pos must hold f->cfg.hashes entries.  For tests. */
+void rbf__positions_fast(const struct rbf *f, uint64_t hash, uint64_t *pos);
 
 /* Allocate the bit arrays of a checked configuration (zeroed). */
 int rbf__alloc(const rbf_config *cfg, struct rbf **out);

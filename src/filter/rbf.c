@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #if defined(__linux__)
+#include <sys/mman.h>
 #include <sys/random.h>
 #endif
 
@@ -111,6 +112,65 @@ int rbf_config_check(const rbf_config *cfg, const char **why)
     return w ? rc : RBF_OK;
 }
 
+static unsigned simd_usable(uint64_t m);
+
+/* ---- bit arrays
+ *
+ * A filter larger than the caches is touched at random: with 4 KiB pages
+ * nearly every access also misses the TLB, and a page walk costs about as
+ * much as the access (more under virtualisation).  So arrays of at least
+ * RBF_HUGE_MIN bytes are mapped directly, aligned to 2 MiB, and advised to
+ * use transparent huge pages (Linux; where the advice is refused they simply
+ * get small pages).  The mapping is zero-filled lazily by the kernel, like
+ * calloc.  Sanitizer builds keep calloc so that every array stays under
+ * AddressSanitizer's bounds checks. */
+
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && !defined(RBF_SANITIZE)
+#define RBF_USE_MMAP 1
+#define RBF_HUGE_MIN ((size_t)2 << 20)
+#define RBF_HUGE_ALIGN ((size_t)2 << 20)
+#endif
+
+static uint64_t *words_alloc(uint64_t nwords)
+{
+    size_t bytes = (size_t)nwords * sizeof(uint64_t);
+#ifdef RBF_USE_MMAP
+    if (bytes >= RBF_HUGE_MIN && bytes <= SIZE_MAX - RBF_HUGE_ALIGN) {
+        /* map one extra 2 MiB, then trim to an aligned start */
+        size_t len = bytes + RBF_HUGE_ALIGN;
+        uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return NULL;
+        uintptr_t a = ((uintptr_t)p + RBF_HUGE_ALIGN - 1) & ~(uintptr_t)(RBF_HUGE_ALIGN - 1);
+        size_t head = (size_t)(a - (uintptr_t)p);
+        if (head)
+            munmap(p, head);
+        if (RBF_HUGE_ALIGN - head)
+            munmap((uint8_t *)a + bytes, RBF_HUGE_ALIGN - head);
+        (void)madvise((void *)a, bytes, MADV_HUGEPAGE); /* advice: fine if refused */
+        return (uint64_t *)a;
+    }
+#endif
+    return calloc((size_t)nwords, sizeof(uint64_t));
+}
+
+/* Release an array from words_alloc(nwords); NULL is ignored. */
+static void words_free(uint64_t *w, uint64_t nwords)
+{
+    if (!w)
+        return;
+#ifdef RBF_USE_MMAP
+    size_t bytes = (size_t)nwords * sizeof(uint64_t);
+    if (bytes >= RBF_HUGE_MIN && bytes <= SIZE_MAX - RBF_HUGE_ALIGN) {
+        munmap(w, bytes);
+        return;
+    }
+#else
+    (void)nwords;
+#endif
+    free(w);
+}
+
 int rbf__alloc(const rbf_config *cfg, struct rbf **out)
 {
     struct rbf *f = calloc(1, sizeof *f);
@@ -119,18 +179,17 @@ int rbf__alloc(const rbf_config *cfg, struct rbf **out)
     f->cfg = *cfg;
     f->m = bits_per_filter(cfg);
     f->nwords = f->m / 64 + (f->m % 64 != 0);
-    size_t bytes = (size_t)f->nwords * sizeof(uint64_t);
-    f->active = calloc((size_t)f->nwords, sizeof(uint64_t));
+    f->active = words_alloc(f->nwords);
     if (f->active && cfg->phases == 2)
-        f->frozen = calloc((size_t)f->nwords, sizeof(uint64_t));
+        f->frozen = words_alloc(f->nwords);
     if (!f->active || (cfg->phases == 2 && !f->frozen)) {
-        free(f->active);
+        words_free(f->active, f->nwords);
         free(f);
         return RBF_ENOMEM;
     }
-    (void)bytes;
     f->limit_bits = cfg->sigma ? cfg->sigma : UINT64_MAX;
     f->limit_msgs = cfg->messages ? cfg->messages : UINT64_MAX;
+    f->simd = simd_usable(f->m);
     *out = f;
     return RBF_OK;
 }
@@ -150,8 +209,8 @@ void rbf_free(rbf *f)
 {
     if (!f)
         return;
-    free(f->active);
-    free(f->frozen);
+    words_free(f->active, f->nwords);
+    words_free(f->frozen, f->nwords);
     free(f);
 }
 
@@ -214,6 +273,105 @@ void rbf__positions(const struct rbf *f, uint64_t hash, uint64_t *pos)
         if (j == i)
             pos[i++] = p;
     }
+}
+
+/* ---- positions, eight at a time
+ *
+ * On x86-64 processors with AVX-512 (F and DQ) the stream is computed in
+ * eight 64-bit lanes: two vector multiplies for the finaliser of eight
+ * words instead of sixteen scalar ones.  The multiply-shift has no 64x64
+ * high-half vector multiply, so for m < 2^32 it is split exactly in two
+ * 32x32 products: with x = xh 2^32 + xl,
+ *     floor(x m / 2^64) = floor((xh m + floor(xl m / 2^32)) / 2^32),
+ * where xh m + floor(xl m / 2^32) < 2^64.  The values are those of
+ * rbf__positions, bit for bit (tests/test_batch.c checks it); filters of
+ * 2^32 bits or more, other processors and other compilers use the scalar
+ * code.  The choice is made once per filter, from the CPU, in rbf__alloc. */
+
+#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(RBF_NO_SIMD)
+#define RBF_HAVE_AVX512 1
+#include <immintrin.h>
+#define RBF_AVX512 __attribute__((target("avx512f,avx512dq")))
+
+/* Words j0+1 .. j0+8 of the stream of `hash`, each reduced to 0..m-1. */
+RBF_AVX512 static inline __m512i stream8(uint64_t hash, uint64_t j0, uint64_t m)
+{
+    const __m512i steps = _mm512_set_epi64(
+        (long long)(8 * RBF_GOLDEN), (long long)(7 * RBF_GOLDEN), (long long)(6 * RBF_GOLDEN),
+        (long long)(5 * RBF_GOLDEN), (long long)(4 * RBF_GOLDEN), (long long)(3 * RBF_GOLDEN),
+        (long long)(2 * RBF_GOLDEN), (long long)RBF_GOLDEN);
+    __m512i z = _mm512_add_epi64(_mm512_set1_epi64((long long)(hash + j0 * RBF_GOLDEN)), steps);
+    z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 30));
+    z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ULL));
+    z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 27));
+    z = _mm512_mullo_epi64(z, _mm512_set1_epi64((long long)0x94d049bb133111ebULL));
+    z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+    const __m512i mv = _mm512_set1_epi64((long long)m);
+    __m512i lo = _mm512_mul_epu32(z, mv);                         /* xl * m */
+    __m512i hi = _mm512_mul_epu32(_mm512_srli_epi64(z, 32), mv); /* xh * m */
+    return _mm512_srli_epi64(_mm512_add_epi64(hi, _mm512_srli_epi64(lo, 32)), 32);
+}
+
+RBF_AVX512 static void positions_avx512(const struct rbf *f, uint64_t hash, uint64_t *pos)
+{
+    const unsigned k = f->cfg.hashes;
+    const uint64_t m = f->m;
+    if (f->cfg.hashing == RBF_COLLIDING) {
+        for (unsigned j = 0; j < k; j += 8) {
+            __m512i v = stream8(hash, j, m);
+            if (k - j >= 8)
+                _mm512_storeu_si512((void *)(pos + j), v);
+            else
+                _mm512_mask_storeu_epi64(pos + j, (__mmask8)((1u << (k - j)) - 1), v);
+        }
+        return;
+    }
+    /* non-colliding: the same stream, skipping repeats, as rbf__positions */
+    uint64_t cand[8];
+    uint64_t j0 = 0;
+    for (unsigned i = 0; i < k; j0 += 8) {
+        _mm512_storeu_si512((void *)cand, stream8(hash, j0, m));
+        for (unsigned c = 0; c < 8 && i < k; c++) {
+            uint64_t p = cand[c];
+            unsigned j = 0;
+            while (j < i && pos[j] != p)
+                j++;
+            if (j == i)
+                pos[i++] = p;
+        }
+    }
+}
+#endif
+
+static unsigned simd_usable(uint64_t m)
+{
+#ifdef RBF_HAVE_AVX512
+    if (m >= (UINT64_C(1) << 32) || getenv("RBF_NO_SIMD"))
+        return 0;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+#else
+    (void)m;
+    return 0;
+#endif
+}
+
+/* The positions of `hash`, by the fastest path the filter may use. */
+static inline void positions(const struct rbf *f, uint64_t hash, uint64_t *pos)
+{
+#ifdef RBF_HAVE_AVX512
+    if (f->simd) {
+        positions_avx512(f, hash, pos);
+        return;
+    }
+#endif
+    rbf__positions(f, hash, pos);
+}
+
+void rbf__positions_fast(const struct rbf *f, uint64_t hash, uint64_t *pos)
+{
+    positions(f, hash, pos);
 }
 
 int rbf_positions(const rbf *f, uint64_t hash, uint64_t *pos)
@@ -362,21 +520,6 @@ static inline int account1(struct rbf *f, uint64_t hash, const uint64_t *pos, un
     return 1;
 }
 
-/* One-phase colliding test-and-insert straight from the hash: each
- * position is drawn, tested and set in the same step, with no array. */
-static inline int insert1_colliding(struct rbf *f, uint64_t hash)
-{
-    const unsigned k = f->cfg.hashes;
-    const uint64_t m = f->m;
-    uint64_t pos[RBF_MAX_HASHES];
-    uint64_t s = hash;
-    for (unsigned i = 0; i < k; i++) {
-        s += RBF_GOLDEN;
-        pos[i] = reduce(splitmix_mix(s), m);
-    }
-    return account1(f, hash, pos, set_count(f->active, pos, k));
-}
-
 /* Two-phase test-and-insert at given positions.  The bits are set first
  * and the newly set ones recorded: d is then exact even when colliding
  * positions repeat, and the rare over-threshold case undoes them, because
@@ -420,10 +563,8 @@ static inline int insert_positions(struct rbf *f, const uint64_t *pos)
 
 static inline int insert_hash(struct rbf *f, uint64_t hash)
 {
-    if (RBF_LIKELY(!f->frozen && f->cfg.hashing == RBF_COLLIDING))
-        return insert1_colliding(f, hash);
     uint64_t pos[RBF_MAX_HASHES];
-    rbf__positions(f, hash, pos);
+    positions(f, hash, pos);
     return insert_positions(f, pos);
 }
 
@@ -457,10 +598,10 @@ static inline int contains1_colliding(const struct rbf *f, uint64_t hash)
 
 static inline int contains_hash(const struct rbf *f, uint64_t hash)
 {
-    if (RBF_LIKELY(!f->frozen && f->cfg.hashing == RBF_COLLIDING))
+    if (!f->simd && !f->frozen && f->cfg.hashing == RBF_COLLIDING)
         return contains1_colliding(f, hash);
     uint64_t pos[RBF_MAX_HASHES];
-    rbf__positions(f, hash, pos);
+    positions(f, hash, pos);
     return contains_positions(f, pos);
 }
 
@@ -546,7 +687,7 @@ static inline void prefetch_positions(const struct rbf *f, const uint64_t *pos, 
 /* Positions of message j into slot, and prefetch them. */
 static inline void ring_fill(const struct rbf *f, uint64_t *slot, uint64_t hash, int write)
 {
-    rbf__positions(f, hash, slot);
+    positions(f, hash, slot);
     prefetch_positions(f, slot, f->cfg.hashes, write);
 }
 
