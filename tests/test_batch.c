@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "filter/filter_internal.h"
 #include "filter_ref.h"
 #include "filter_util.h"
 
@@ -409,14 +410,88 @@ static void test_batch_arguments(void **state)
     rbf_free(f);
 }
 
+/* The hot path's positions (AVX-512 where the CPU has it) are those of the
+ * scalar definition, rbf__positions, bit for bit: sizes around powers of
+ * two and up to 2^32 - 1 bits (the largest the vector path takes), k from 1
+ * to 256, both hashings.  Filters this large are never allocated: the
+ * positions only need the configuration. */
+static void test_fast_positions_equal_scalar(void **state)
+{
+    (void)state;
+    static const uint64_t ms[] = {1, 2, 3, 7, 64, 1000, 1u << 20, (1u << 20) + 7, 1000003,
+                                  (UINT64_C(1) << 31) - 1, UINT64_C(1) << 31,
+                                  (UINT64_C(1) << 32) - 1, (UINT64_C(1) << 32) - 977};
+    static const unsigned ks[] = {1, 2, 7, 8, 9, 15, 16, 17, 100, 256};
+    uint64_t rng = 4242;
+    uint64_t *a = malloc(RBF_MAX_HASHES * sizeof *a), *b = malloc(RBF_MAX_HASHES * sizeof *b);
+    assert_true(a && b);
+    rbf_config c;
+    rbf_config_init(&c);
+    c.bits = 1000;
+    c.hashes = 3;
+    c.sigma = 500;
+    rbf *f = make(&c);
+    uint64_t simd = f->simd;
+    for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
+        for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+            for (int h = 0; h < 2; h++) {
+                if (h == 1 && ks[ki] > ms[mi])
+                    continue; /* non-colliding needs k <= m */
+                /* the same filter, re-pointed at another configuration:
+                 * only m, k, the hashing and the path choice are read */
+                f->m = ms[mi];
+                f->cfg.hashes = ks[ki];
+                f->cfg.hashing = HASHINGS[h];
+                f->simd = (unsigned)simd;
+                for (int t = 0; t < 200; t++) {
+                    uint64_t hash = tu_next(&rng);
+                    memset(a, 0xa5, RBF_MAX_HASHES * sizeof *a);
+                    memset(b, 0xa5, RBF_MAX_HASHES * sizeof *b);
+                    rbf__positions(f, hash, a);
+                    rbf__positions_fast(f, hash, b);
+                    /* equal, and nothing written past k */
+                    assert_memory_equal(a, b, RBF_MAX_HASHES * sizeof *a);
+                    for (unsigned i = 0; i < ks[ki]; i++)
+                        assert_true(a[i] < ms[mi]);
+                }
+            }
+    f->m = 1000; /* back to its own configuration before freeing */
+    f->cfg.hashes = 3;
+    f->cfg.hashing = RBF_COLLIDING;
+    rbf_free(f);
+    free(a);
+    free(b);
+    if (!simd)
+        print_message("note: no AVX-512 here (or RBF_NO_SIMD set): the scalar path was compared "
+                      "with itself\n");
+}
+
+/* The scalar hot path, forced with RBF_NO_SIMD on a machine that has
+ * AVX-512, gives the same batch results too. */
+static void test_batch_equals_single_scalar_path(void **state)
+{
+    (void)state;
+    static const struct bcase cases[] = {
+        {1000, 3, 300, 100, 400, 40},
+        {2000, 7, 1000, 150, 600, 40},
+    };
+    const char *old = getenv("RBF_NO_SIMD");
+    setenv("RBF_NO_SIMD", "1", 1);
+    run_cases(cases, sizeof cases / sizeof cases[0], 80);
+    if (!old)
+        unsetenv("RBF_NO_SIMD");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fast_positions_equal_scalar),
         cmocka_unit_test(test_batch_arguments),
         cmocka_unit_test(test_repeats_inside_one_batch),
         cmocka_unit_test(test_batch_equals_single_small),
         cmocka_unit_test(test_batch_equals_single_large_k),
         cmocka_unit_test(test_batch_equals_single_big_filter),
+        cmocka_unit_test(test_batch_equals_single_scalar_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
