@@ -377,7 +377,7 @@ static void test_batch_arguments(void **state)
     rbf_config c = tu_config(1000, 3, 300, 0, RBF_COLLIDING, RBF_NON_RETAINING, 1, 9);
     rbf *f = make(&c);
     uint64_t h[2] = {1, 2};
-    uint8_t res[2];
+    uint8_t res[3];
     const void *kp[3] = {"a", NULL, "c"};
     size_t lens[3] = {1, 4, 1};
     assert_int_equal(rbf_insert_many(NULL, h, 2, res), RBF_EINVAL);

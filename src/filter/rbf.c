@@ -133,8 +133,8 @@ static unsigned simd_usable(uint64_t m);
 
 static uint64_t *words_alloc(uint64_t nwords)
 {
-    size_t bytes = (size_t)nwords * sizeof(uint64_t);
 #ifdef RBF_USE_MMAP
+    size_t bytes = (size_t)nwords * sizeof(uint64_t);
     if (bytes >= RBF_HUGE_MIN && bytes <= SIZE_MAX - RBF_HUGE_ALIGN) {
         /* map one extra 2 MiB, then trim to an aligned start */
         size_t len = bytes + RBF_HUGE_ALIGN;
