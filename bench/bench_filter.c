@@ -152,6 +152,7 @@ typedef struct ctx {
     rbf_hashing hashing;
     rbf_recycle_mode recycle;
     uint64_t fill_cap;
+    double prefill; /* insert filters: this fraction of libbloom's entries, before timing */
     int json;
     /* per size */
     uint64_t bytes;
@@ -432,6 +433,24 @@ static double rbf_fill(const rbf *f)
     return (double)st.bits_set / (double)st.bits;
 }
 
+/* Prefill the insert filters with n fresh keys (the same for both
+ * libraries), untimed: so that they are measured mid-cycle. */
+static void prefill_insert(ctx *c, uint64_t n)
+{
+    for (uint64_t done = 0; done < n;) {
+        size_t b = n - done < CHUNK ? (size_t)(n - done) : CHUNK;
+        fresh_keys(c, b);
+        rbf_insert_keys(c->f, c->keyp, c->lens, b, NULL);
+#ifdef RBF_HAVE_LIBBLOOM
+        if (c->have_bl)
+            for (size_t i = 0; i < b; i++)
+                bloom_add(&c->bl, c->keybuf + i * KEY_LEN, (int)KEY_LEN);
+        c->bl_since_reset += b;
+#endif
+        done += b;
+    }
+}
+
 /* Prefill the contains filters with the same fill_keys keys. */
 static void prefill(ctx *c)
 {
@@ -466,6 +485,8 @@ typedef struct size_result {
     uint64_t bloom_resets, rbf_cycles;
     double fill_rbf, fill_bloom;
     uint64_t fill_keys;
+    uint64_t prefill_keys;        /* fresh keys put into the insert filters before timing */
+    double ins_fill_rbf, ins_fill_bloom; /* insert filters' fill at the end */
     int huge_ok;
     measure *ms;
     size_t nms;
@@ -536,6 +557,15 @@ static int run_size(ctx *c, size_result *sr)
         c->fill_keys = 1;
     sr->fill_keys = c->fill_keys;
     prefill(c);
+    {
+        double entries = (double)bits / (((double)c->k - 0.5) / log(2.0));
+#ifdef RBF_HAVE_LIBBLOOM
+        if (c->have_bl)
+            entries = c->bl.entries;
+#endif
+        sr->prefill_keys = (uint64_t)(c->prefill * entries);
+        prefill_insert(c, sr->prefill_keys);
+    }
     sr->fill_rbf = rbf_fill(c->fc);
     sr->fill_bloom = -1;
 #ifdef RBF_HAVE_LIBBLOOM
@@ -598,6 +628,12 @@ static int run_size(ctx *c, size_result *sr)
         summarise(&ms[i], c->reps);
     rbf_get_stats(c->f, &st);
     sr->rbf_cycles = st.cycles;
+    sr->ins_fill_rbf = rbf_fill(c->f);
+    sr->ins_fill_bloom = -1;
+#ifdef RBF_HAVE_LIBBLOOM
+    if (c->have_bl)
+        sr->ins_fill_bloom = bloom_fill(&c->bl);
+#endif
 #ifdef RBF_HAVE_LIBBLOOM
     sr->bloom_resets = c->bl_resets;
 #endif
@@ -685,11 +721,15 @@ static void print_table(const ctx *c, const size_result *srs, size_t nsz, double
         if (sr->bloom_bits >= 0)
             printf(", libbloom %lld bits k=%lld (%llu resets)", (long long)sr->bloom_bits,
                    (long long)sr->bloom_hashes, (unsigned long long)sr->bloom_resets);
-        printf("; contains filters hold %llu keys (fill rbf %.3f", (unsigned long long)sr->fill_keys,
+        printf("\n  insert filters: %llu keys before timing, fill at the end rbf %.3f",
+               (unsigned long long)sr->prefill_keys, sr->ins_fill_rbf);
+        if (sr->ins_fill_bloom >= 0)
+            printf(", libbloom %.3f", sr->ins_fill_bloom);
+        printf("; contains filters: %llu keys, fill rbf %.3f", (unsigned long long)sr->fill_keys,
                sr->fill_rbf);
         if (sr->fill_bloom >= 0)
             printf(", libbloom %.3f", sr->fill_bloom);
-        printf(")\n");
+        printf("\n");
         printf("  %-19s %-24s %9s %9s %12s %9s\n", "operation", "implementation", "ns/op", "Mops/s",
                "vs libbloom", "vs limit");
         for (size_t i = 0; i < sr->nms; i++) {
@@ -722,6 +762,8 @@ static void print_json(const ctx *c, const size_result *srs, size_t nsz, double 
 {
     printf("{\"benchmark\":\"filter\",\"rbf_version\":");
     cli_json_string(stdout, rbf_version());
+    printf(",\"prefill\":");
+    cli_json_double(stdout, c->prefill);
     printf(",\"hashes\":%u,\"key_bytes\":%u,\"keys_per_round\":%llu,\"reps\":%u,\"warmup_rounds\":1,"
            "\"batch\":%zu,\"chunk\":%u,\"seed\":%llu,\"phases\":%u,\"hashing\":",
            c->k, KEY_LEN, (unsigned long long)c->keys, c->reps, c->batch, CHUNK,
@@ -744,15 +786,24 @@ static void print_json(const ctx *c, const size_result *srs, size_t nsz, double 
         const size_result *sr = &srs[s];
         printf("%s{\"bytes\":%llu,\"rbf_bits\":%llu,\"rbf_sigma\":%llu,\"rbf_recycles\":%llu,"
                "\"libbloom_bits\":%lld,\"libbloom_hashes\":%lld,\"libbloom_entries\":%lld,"
-               "\"libbloom_resets\":%llu,\"contains_keys\":%llu,\"contains_fill_rbf\":",
+               "\"libbloom_resets\":%llu,\"prefill_keys\":%llu,\"contains_keys\":%llu,"
+               "\"contains_fill_rbf\":",
                s ? "," : "", (unsigned long long)sr->bytes, (unsigned long long)sr->rbf_bits,
                (unsigned long long)sr->rbf_sigma, (unsigned long long)sr->rbf_cycles,
                (long long)sr->bloom_bits, (long long)sr->bloom_hashes, (long long)sr->bloom_entries,
-               (unsigned long long)sr->bloom_resets, (unsigned long long)sr->fill_keys);
+               (unsigned long long)sr->bloom_resets, (unsigned long long)sr->prefill_keys,
+               (unsigned long long)sr->fill_keys);
         cli_json_double(stdout, sr->fill_rbf);
         printf(",\"contains_fill_libbloom\":");
         if (sr->fill_bloom >= 0)
             cli_json_double(stdout, sr->fill_bloom);
+        else
+            printf("null");
+        printf(",\"insert_fill_rbf\":");
+        cli_json_double(stdout, sr->ins_fill_rbf);
+        printf(",\"insert_fill_libbloom\":");
+        if (sr->ins_fill_bloom >= 0)
+            cli_json_double(stdout, sr->ins_fill_bloom);
         else
             printf("null");
         printf(",\"huge_pages_advised\":%s,\"limit_rmw_ns\":", sr->huge_ok ? "true" : "false");
@@ -815,6 +866,8 @@ static void usage(FILE *fp)
             "  --batch N         keys per rbf_insert_keys / rbf_contains_keys call (default 256)\n"
             "  --hashes K        hash positions per key (default 7)\n"
             "  --fill-cap N      at most N prefilled keys in the contains filters (default 4Mi)\n"
+            "  --prefill F       put F x libbloom's design entries of fresh keys into the insert\n"
+            "                    filters before timing, 0 to 1 (default 0; 0.5 = mid-cycle)\n"
             "  --phases 1|2      rbf phases (default 1)\n"
             "  --hashing H       colliding (default) or non-colliding\n"
             "  --recycle R       non-retaining (default) or retaining\n"
@@ -840,7 +893,7 @@ int bench_filter_main(int argc, char **argv)
     size_t nsz = 3;
 
     enum { O_SIZES = 256, O_KEYS, O_REPS, O_BATCH, O_HASHES, O_FILLCAP, O_PHASES, O_HASHING,
-           O_RECYCLE, O_SEED, O_JSON };
+           O_RECYCLE, O_SEED, O_JSON, O_PREFILL };
     static const struct option opts[] = {
         {"sizes", required_argument, NULL, O_SIZES},     {"keys", required_argument, NULL, O_KEYS},
         {"reps", required_argument, NULL, O_REPS},       {"batch", required_argument, NULL, O_BATCH},
@@ -848,6 +901,7 @@ int bench_filter_main(int argc, char **argv)
         {"phases", required_argument, NULL, O_PHASES},   {"hashing", required_argument, NULL, O_HASHING},
         {"recycle", required_argument, NULL, O_RECYCLE}, {"seed", required_argument, NULL, O_SEED},
         {"json", no_argument, NULL, O_JSON},             {"help", no_argument, NULL, 'h'},
+        {"prefill", required_argument, NULL, O_PREFILL},
         {NULL, 0, NULL, 0}};
     opterr = 0;
     int o;
@@ -930,6 +984,10 @@ int bench_filter_main(int argc, char **argv)
             c.seed = v;
             break;
         case O_JSON: c.json = 1; break;
+        case O_PREFILL:
+            if (cli_parse_double(optarg, 0, 1, 1, 1, &c.prefill, &err))
+                return cli_usage(CMD, "--prefill: '%s': %s (0 to 1)", optarg, err);
+            break;
         default: return cli_bad_option(CMD, argc, argv, opts);
         }
     }
