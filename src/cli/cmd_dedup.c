@@ -235,6 +235,65 @@ static int dedup_fd(dedup_run *r, int fd, const char *name)
     return status;
 }
 
+/* ---- sizing */
+
+/* Largest memory, in bits, planned exactly.  The planner's renewal pass
+ * costs time linear in the bits (about 0.2 s at 2^20 bits and 1 s at 2^23
+ * on this project's machines, a minute or more at the default 64 MiB),
+ * while the best k and the best fill fraction sigma/M converge fast with
+ * M: from 2^20 bits up, sigma/M moves by under 2e-6 relative (measured
+ * against exact plans at 2^23 and 2^29 bits).  Larger memories are
+ * therefore planned at this size and sigma scaled to the real one, after
+ * giving up k bits at the small size (about 1e-5 of sigma) so that the
+ * finite-size error cannot push the rate over eps.  Raise this when the
+ * planner gets a fast large-M path. */
+#define DEDUP_PLAN_MAX_BITS ((uint64_t)1 << 20)
+
+typedef struct dedup_sizing {
+    unsigned hashes;
+    uint64_t sigma;        /* per filter (per half for two phases) */
+    double fp;             /* the model's average rate at the plan */
+    double expected_lines; /* per cycle, scaled like sigma */
+    uint64_t planned_bits; /* memory the planner ran at */
+} dedup_sizing;
+
+/* Plan a filter of `bits` total bits for average rate eps.  Returns
+ * RBF_MODEL_OK, RBF_MODEL_ENOMEM, or RBF_MODEL_EINVAL when no
+ * configuration is feasible. */
+static int dedup_plan(uint64_t bits, double eps, unsigned phases, dedup_sizing *out)
+{
+    uint64_t pbits = bits > DEDUP_PLAN_MAX_BITS ? DEDUP_PLAN_MAX_BITS : bits;
+    rbf_plan_options po;
+    rbf_plan_options_init(&po);
+    po.progress = cli_progress_cb;
+    rbf_plan plan;
+    cli_progress_begin("rbf dedup: planning", 0);
+    int rc = rbf_plan_memory(pbits, eps, &po, &plan);
+    cli_progress_end();
+    if (rc == RBF_MODEL_ENOMEM)
+        return rc;
+    if (rc < 0)
+        return RBF_MODEL_EINVAL;
+    const rbf_plan_choice *ch = phases == 2 ? &plan.two_phase : &plan.sigma_bounded;
+    if (!ch->feasible || ch->sigma == 0 || ch->hashes == 0)
+        return RBF_MODEL_EINVAL;
+    out->hashes = ch->hashes;
+    out->sigma = ch->sigma;
+    out->fp = ch->fp;
+    out->expected_lines = ch->expected_messages;
+    out->planned_bits = pbits;
+    if (pbits != bits) {
+        uint64_t small = phases == 2 ? pbits / 2 : pbits;
+        uint64_t big = phases == 2 ? bits / 2 : bits;
+        uint64_t s = ch->sigma > ch->hashes ? ch->sigma - ch->hashes : ch->sigma;
+        out->sigma = (uint64_t)((unsigned __int128)s * big / small);
+        if (out->sigma < ch->hashes)
+            out->sigma = ch->hashes;
+        out->expected_lines = ch->expected_messages * ((double)big / (double)small);
+    }
+    return RBF_MODEL_OK;
+}
+
 /* ---- options */
 
 static void usage(FILE *fp)
@@ -288,7 +347,7 @@ static const struct option longopts[] = {
 };
 
 static void print_stats(const dedup_run *r, const rbf_config *cfg, uint64_t bytes,
-                        const rbf_plan_choice *ch)
+                        const dedup_sizing *sz)
 {
     rbf_stats st;
     rbf_get_stats(r->filter, &st);
@@ -311,7 +370,12 @@ static void print_stats(const dedup_run *r, const rbf_config *cfg, uint64_t byte
             "expected lines per cycle: %.6g\n"
             "predicted fp: %.9g\n",
             bytes, cfg->bits, cfg->phases, cfg->phases == 2 ? "s" : "", cfg->hashes, cfg->sigma,
-            cfg->seed, ch->expected_messages, ch->fp);
+            cfg->seed, sz->expected_lines, sz->fp);
+    if (sz->planned_bits != cfg->bits)
+        fprintf(stderr,
+                "planned at: %" PRIu64 " bits, sigma scaled to the memory (rate within "
+                "about 1e-4 relative)\n",
+                sz->planned_bits);
 }
 
 int cmd_dedup(int argc, char **argv)
@@ -358,32 +422,21 @@ int cmd_dedup(int argc, char **argv)
 
     /* Size the filter: the planner's best k and sigma for this memory. */
     uint64_t bits = bytes * 8;
-    rbf_plan_options po;
-    rbf_plan_options_init(&po);
-    po.progress = cli_progress_cb;
-    rbf_plan plan;
-    cli_progress_begin("rbf dedup: planning", 0);
-    int prc = rbf_plan_memory(bits, eps, &po, &plan);
-    cli_progress_end();
+    dedup_sizing sz;
+    int prc = dedup_plan(bits, eps, (unsigned)phases, &sz);
     if (prc == RBF_MODEL_ENOMEM)
         return cli_fail(CMD, "out of memory while planning a filter of %" PRIu64 " bytes", bytes);
     if (prc < 0)
         return cli_fail(CMD,
-                        "the planner finds no filter of %" PRIu64 " bytes for an average "
+                        "the planner finds no %s filter of %" PRIu64 " bytes for an average "
                         "false-positive rate of %g: give more --memory or a larger --fp",
-                        bytes, eps);
-    const rbf_plan_choice *ch = phases == 2 ? &plan.two_phase : &plan.sigma_bounded;
-    if (!ch->feasible || ch->sigma == 0)
-        return cli_fail(CMD,
-                        "no %s filter of %" PRIu64 " bytes reaches an average false-positive "
-                        "rate of %g: give more --memory or a larger --fp",
                         phases == 2 ? "two-phase" : "one-phase", bytes, eps);
 
     rbf_config cfg;
     rbf_config_init(&cfg); /* draws a random seed from the OS */
     cfg.bits = bits;
-    cfg.hashes = ch->hashes;
-    cfg.sigma = ch->sigma;
+    cfg.hashes = sz.hashes;
+    cfg.sigma = sz.sigma;
     cfg.phases = (unsigned)phases;
     if (have_seed)
         cfg.seed = seed;
@@ -455,7 +508,7 @@ int cmd_dedup(int argc, char **argv)
     if (r->out.failed)
         status = CLI_EXIT_FAIL;
     if (stats)
-        print_stats(r, &cfg, bytes, ch);
+        print_stats(r, &cfg, bytes, &sz);
     rbf_free(r->filter);
     free(r->out.buf);
     free(r->buf);
