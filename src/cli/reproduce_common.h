@@ -80,7 +80,8 @@ typedef struct repro_ctx {
     /* Count-variant check over every simulated point of every step
      * (paper section II-E: count-instance >= count-each >= count-first). */
     size_t cnt_points, cnt_ordered;
-    size_t cnt_violated; /* count-instance significantly below count-each */
+    size_t cnt_violated; /* count-instance below count-each, one-sided p < 0.01 */
+    double cnt_min_p;    /* smallest one-sided p of that test over all points */
     double cnt_min_instance_over_each; /* smallest fp / fp_each seen */
 } repro_ctx;
 

@@ -134,15 +134,33 @@ static double r_one_two(const rbf_plan *p)
     return ratio(cap(&p->sigma_bounded), cap(&p->two_phase));
 }
 
-/* Does sigma >= oracle >= average >= worst hold in capacity?  The N of
- * the N-bounded policies is a whole number while E[N_0] is not, so the
- * oracle may pass E[N_0] by less than one message: that is a tie. */
-static int ordered(const rbf_plan *p)
+/* Granularity of the sigma-bounded capacity at a plan: E[N_0] grows by
+ * this much from sigma to sigma + 1 (same k). */
+static double sigma_step(const plan_job *j)
 {
+    const rbf_plan_choice *ch = &j->plan.sigma_bounded;
+    rbf_model_params p;
+    rbf_model_params_init(&p);
+    p.bits = j->bits;
+    p.hashes = ch->hashes;
+    rbf_model_sigma_result r;
+    if (!ch->feasible || ch->sigma + 1 >= j->bits || rbf_model_sigma(&p, ch->sigma + 1, &r) != 0)
+        return 0;
+    return r.expected_messages - ch->expected_messages;
+}
+
+/* Does sigma >= oracle >= average >= worst hold in capacity?  Each policy's
+ * capacity is the best point on its own grid: whole messages for the
+ * N-bounded ones, one sigma step of E[N_0] for the sigma-bounded one.  So
+ * the oracle passing E[N_0] by less than 1 + one sigma step is a tie. */
+static int ordered(const plan_job *j)
+{
+    const rbf_plan *p = &j->plan;
     double s = cap(&p->sigma_bounded), o = cap(&p->oracle_n), a = cap(&p->average_n),
            w = cap(&p->worst_case);
-    return isfinite(s) && isfinite(o) && isfinite(a) && isfinite(w) && o < s + 1 && o >= a &&
-           a >= w;
+    if (!(isfinite(s) && isfinite(o) && isfinite(a) && isfinite(w) && o >= a && a >= w))
+        return 0;
+    return o <= s || o < s + 1 + sigma_step(j);
 }
 
 /* Largest k any policy chose: if it reaches max_hashes the planner's range
@@ -387,7 +405,7 @@ int repro_fig567(repro_ctx *c)
     double max_excess = 0; /* largest capacity(f_o) - E[N_0], messages */
     for (size_t i = 0; i < nm + ne; i++) {
         const rbf_plan *p = &jobs[i].plan;
-        nord += (size_t)ordered(p);
+        nord += (size_t)ordered(&jobs[i]);
         double cs = cap(&p->sigma_bounded), co = cap(&p->oracle_n), ca = cap(&p->average_n),
                cw = cap(&p->worst_case);
         nstrict += cs >= co && co >= ca && ca >= cw;
@@ -400,8 +418,9 @@ int repro_fig567(repro_ctx *c)
                     "\"σ-bounded maintains the highest number of messages, followed by f_o, f_a, "
                     "and f_w the lowest\"",
                     nord == nm + ne,
-                    "The oracle's N is a whole number and E[N_0] is not: the oracle passing "
-                    "E[N_0] by less than one message counts as a tie. The σ-bounded and oracle "
+                    "Each capacity is the best point on its own grid (whole messages for N; "
+                    "one σ step of E[N_0] for σ-bounded), so the oracle passing E[N_0] by less "
+                    "than one message plus one σ step counts as a tie. The σ-bounded and oracle "
                     "capacities are nearly equal (Figs. 5-6).",
                     "order holds at %zu of %zu planner points (M and ε sweeps; strictly, "
                     "without ties, at %zu); the oracle's N exceeds E[N_0] by at most %.2f "
