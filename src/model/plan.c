@@ -1,0 +1,620 @@
+/*
+ * plan.c -- capacity planning (MODEL.md 5, paper sections V-B and V-C).
+ *
+ * For memory M and target average rate eps, each policy's best k
+ * (1..max_hashes, smallest k on ties) maximises the expected messages per
+ * cycle.  The sigma-bounded and two-phase answers come from the renewal
+ * pass (fast.c), stopped at the first sigma whose rate is over eps:
+ * f_sigma^1 is a running g-weighted average of the increasing rho(b), so
+ * it never decreases with sigma, and E[N_0] grows with sigma, so the
+ * largest feasible sigma is the best one.  f_o and f_a are likewise
+ * non-decreasing in N (averages of an increasing sequence; for f_a,
+ * f_a(N+1) >= f_a(N) iff r_{N+1} >= mean r_i), and f_w is increasing.
+ *
+ * Pruning (docs/models.md has the argument in full): for each k a cheap
+ * upper bound on its capacity is computed first, and k values are run in
+ * order of that bound; a k whose bound is below the best capacity found
+ * so far cannot win and is skipped.  For sigma-bounded, with H(a, c) the
+ * expected number of hashes made while the filter has a..c-1 bits set:
+ *   - messages arriving at levels in [a, c) >= H(a, c)/k - 1 (every hash
+ *     there belongs to one of them or to the one message that crossed a),
+ *   - messages arriving at levels <= sigma <= 1 + H(0, sigma+1)/k,
+ *   - E[N_0](sigma) <= 1 + H(0, sigma)/k,
+ * and M'/(M-b) <= E[hashes at level b] <= M/(M-b) with M' = M (colliding)
+ * or M-k+1 (non-colliding).  Hence, for any a_0 = 0 < a_1 < ... < a_J =
+ * sigma+1 (rho increasing),
+ *   f_sigma^1 >= sum_j rho(a_j) max(0, H_lo(a_j, a_{j+1})/k - 1)
+ *                / (1 + H_hi(0, sigma+1)/k),
+ * and once this lower bound exceeds eps at some sigma_0, every sigma >=
+ * sigma_0 is infeasible (monotonicity), so capacity(k) <= 1 +
+ * H_hi(0, sigma_0 - 1)/k.  The bounds are inflated by 1e-9 relative
+ * against rounding.  For two-phase f^2 >= f^1 (of M/2), so the same bound
+ * holds.  For the N-bounded policies f_a >= f_o (Chebyshev's sum
+ * inequality) and f_o(N) >= sum_j f_w(a_j) (a_{j+1} - a_j) / N.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+#include "nbounded_internal.h"
+
+void rbf_plan_options_init(rbf_plan_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->max_hashes = 32;
+    o->non_colliding = 0;
+    o->retaining = 0;
+    o->progress = NULL;
+    o->progress_ctx = NULL;
+}
+
+/* ---- progress across the whole plan */
+typedef struct plan_prog {
+    rbf_model_progress_fn fn;
+    void *ctx;
+    uint64_t done, total;
+} plan_prog;
+
+static int prog_tick(plan_prog *pp, uint64_t add)
+{
+    pp->done += add;
+    if (pp->done > pp->total)
+        pp->total = pp->done;
+    if (pp->fn && pp->fn(pp->ctx, pp->done, pp->total))
+        return RBF_MODEL_ECANCELED;
+    return RBF_MODEL_OK;
+}
+
+/* ---- harmonic sums: hsum(M, a, c) = sum_{b=a}^{c-1} 1/(M-b) = H_{M-a} - H_{M-c} */
+
+static double harm(double x)
+{
+    /* H_x - ln x - gamma, asymptotic, x >= 32: error < 1e-16 */
+    double r = 1.0 / x, r2 = r * r;
+    return 0.5 * r - r2 * (1.0 / 12.0 - r2 * (1.0 / 120.0 - r2 / 252.0));
+}
+
+static double harm_diff(uint64_t n, uint64_t m) /* H_n - H_m, n >= m */
+{
+    if (n <= m)
+        return 0.0;
+    model_sum s;
+    msum_init(&s);
+    if (n - m <= 64) {
+        for (uint64_t j = n; j > m; j--)
+            msum_add(&s, 1.0 / (double)j);
+        return msum_get(&s);
+    }
+    uint64_t mm = m;
+    while (mm < 32 && mm < n) { /* small m: sum directly up to 32 */
+        mm++;
+        msum_add(&s, 1.0 / (double)mm);
+    }
+    if (mm < n) {
+        double dn = (double)n, dm = (double)mm;
+        msum_add(&s, log1p((dn - dm) / dm));
+        msum_add(&s, harm(dn) - harm(dm));
+    }
+    return msum_get(&s);
+}
+
+/* Expected hashes at levels a..c-1, bounds (see the file comment). */
+static double hashes_hi(uint64_t M, uint64_t a, uint64_t c)
+{
+    return (double)M * harm_diff(M - a, M - c);
+}
+
+static double hashes_lo(uint64_t M, unsigned k, int nc, uint64_t a, uint64_t c)
+{
+    double m = nc ? (double)(M - k + 1) : (double)M;
+    return m * harm_diff(M - a, M - c);
+}
+
+/* Lower bound on f_sigma^1 (non-retaining or retaining). */
+static double fsigma_lower(uint64_t M, unsigned k, int nc, uint64_t sigma)
+{
+    uint64_t n = sigma + 1;
+    uint64_t J = n / (4 * (uint64_t)k);
+    if (J > 512)
+        J = 512;
+    if (J < 1)
+        J = 1;
+    double num = 0.0;
+    for (uint64_t j = 0; j < J; j++) {
+        uint64_t a = n * j / J, c = n * (j + 1) / J;
+        double cnt = hashes_lo(M, k, nc, a, c) / k - 1.0;
+        if (cnt > 0.0)
+            num += rbf_model_rho(M, k, nc, a) * cnt;
+    }
+    double den = 1.0 + hashes_hi(M, 0, n) / k;
+    return num / den * (1.0 - 1e-9);
+}
+
+/* Lower bound on the rate at sigma: f_sigma^1, or for two-phase
+ * f_sigma^2 >= 1 - (1 - f^1)(1 - rho(sigma-k+1)) (the frozen filter ended
+ * its cycle at sigma-k+1 bits or more). */
+static double rate_lower(uint64_t M, unsigned k, int nc, int two, uint64_t sigma)
+{
+    double f1 = fsigma_lower(M, k, nc, sigma);
+    if (!two)
+        return f1;
+    uint64_t lowest = sigma + 1 >= k ? sigma + 1 - k : 0;
+    double r = rbf_model_rho(M, k, nc, lowest) * (1.0 - 1e-9);
+    return f1 + r * (1.0 - f1);
+}
+
+/* Upper bound on the sigma-bounded (or two-phase) capacity for k at eps. */
+static double sigma_cap_upper(uint64_t M, unsigned k, int nc, int two, double eps)
+{
+    uint64_t lo = 1, hi = M - 1; /* find the smallest sigma with lower bound > eps */
+    if (rate_lower(M, k, nc, two, hi) <= eps)
+        return (1.0 + hashes_hi(M, 0, M - 1) / k) * (1.0 + 1e-9);
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (rate_lower(M, k, nc, two, mid) > eps)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    /* every sigma >= lo is infeasible, so sigma* <= lo - 1 */
+    return (1.0 + hashes_hi(M, 0, lo - 1) / k) * (1.0 + 1e-9);
+}
+
+/* ---- one k, exactly: the pass up to the first infeasible sigma */
+
+typedef struct kres {
+    int feasible;
+    uint64_t sigma;
+    double cap, fp;
+} kres;
+
+/* g_{sigma-k+1+t} for t = 0..k-1 from a ring of the last k+1 levels
+ * (g_b at b % (k+1)); levels below 0 give 0. */
+static void window_from_ring(const double *ring, unsigned k, uint64_t sigma, double *gwin)
+{
+    for (unsigned t = 0; t < k; t++) {
+        uint64_t i1 = sigma + 1 + t; /* i + k */
+        gwin[t] = i1 >= k ? ring[(i1 - k) % (k + 1)] : 0.0;
+    }
+}
+
+static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double eps, plan_prog *pp,
+                       kres *res)
+{
+    memset(res, 0, sizeof *res);
+    if (M < 2 || (nc && k > M))
+        return RBF_MODEL_OK;
+    model_pass ps;
+    int rc = model_pass_init(&ps, M, k, nc);
+    if (rc)
+        return rc;
+    double *ring = two ? calloc(k + 1, sizeof *ring) : NULL;
+    double *gwin = two ? calloc(k, sizeof *gwin) : NULL;
+    double f1_best = 0.0;
+    if (two && (!ring || !gwin)) {
+        rc = RBF_MODEL_ENOMEM;
+        goto out;
+    }
+    const uint64_t first = ret ? k : 1; /* the smallest valid sigma */
+    uint64_t ticks = 0;
+    for (uint64_t b = 0; b < M; b++) {
+        if (++ticks == 0x10000) {
+            ticks = 0;
+            if ((rc = prog_tick(pp, 0x10000)) != RBF_MODEL_OK)
+                goto out;
+        }
+        model_pass_step(&ps);
+        if (two)
+            ring[b % (k + 1)] = ps.g;
+        if (b < first)
+            continue;
+        double f1 = model_pass_fp(&ps, ret);
+        if (f1 > eps)
+            break;
+        if (two) {
+            /* the frozen rate lies in [rho(lowest end state), rho(sigma)]:
+             * decide from these bounds, and solve exactly only between */
+            uint64_t lowest = b + 1 >= k + (uint64_t)ret ? b + 1 - k : (uint64_t)ret;
+            double lo2 = f1 + rbf_model_rho(M, k, nc, lowest) * (1.0 - f1);
+            double hi2 = f1 + ps.rho * (1.0 - f1);
+            if (lo2 > eps)
+                break;
+            if (hi2 > eps) {
+                window_from_ring(ring, k, b, gwin);
+                double ff = model_frozen_rate(M, k, nc, ret, b, gwin);
+                if (ff < 0.0) {
+                    rc = RBF_MODEL_ENOMEM;
+                    goto out;
+                }
+                if (f1 + ff * (1.0 - f1) > eps)
+                    break;
+            }
+        }
+        res->feasible = 1;
+        res->sigma = b;
+        res->cap = ps.en0;
+        f1_best = f1;
+    }
+    prog_tick(pp, ticks);
+    res->fp = f1_best;
+    if (two && res->feasible) {
+        /* the ring still holds g for sigma*-k+1..sigma* (sigma* >= b-1) */
+        window_from_ring(ring, k, res->sigma, gwin);
+        double ff = model_frozen_rate(M, k, nc, ret, res->sigma, gwin);
+        if (ff < 0.0) {
+            rc = RBF_MODEL_ENOMEM;
+            goto out;
+        }
+        res->fp = model_clamp01(f1_best + ff * (1.0 - f1_best));
+    }
+    rc = RBF_MODEL_OK;
+out:
+    free(ring);
+    free(gwin);
+    model_pass_free(&ps);
+    return rc;
+}
+
+/* Best k for sigma-bounded (two = 0) or two-phase (two = 1, M = bits of
+ * each filter) with pruning. */
+typedef struct kcand {
+    unsigned k;
+    double ub;
+} kcand;
+
+static int cmp_cand(const void *a, const void *b)
+{
+    const kcand *x = a, *y = b;
+    if (x->ub != y->ub)
+        return x->ub > y->ub ? -1 : 1;
+    return x->k < y->k ? -1 : (x->k > y->k);
+}
+
+static int plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int two, plan_prog *pp,
+                      rbf_plan_choice *out, unsigned *evaluated)
+{
+    memset(out, 0, sizeof *out);
+    if (evaluated)
+        *evaluated = 0;
+    if (M < 2)
+        return RBF_MODEL_OK;
+    kcand *c = calloc(K, sizeof *c);
+    if (!c)
+        return RBF_MODEL_ENOMEM;
+    unsigned n = 0;
+    for (unsigned k = 1; k <= K; k++) {
+        if (nc && k > M)
+            break;
+        if (ret && k >= M)
+            break; /* needs k <= sigma < M */
+        c[n].k = k;
+        c[n].ub = sigma_cap_upper(M, k, nc, two, eps);
+        n++;
+    }
+    qsort(c, n, sizeof *c, cmp_cand);
+    int rc = RBF_MODEL_OK;
+    for (unsigned t = 0; t < n; t++) {
+        if (out->feasible &&
+            (c[t].ub < out->expected_messages ||
+             (c[t].ub == out->expected_messages && c[t].k > out->hashes)))
+            continue; /* cannot win */
+        kres r;
+        if ((rc = sigma_one_k(M, c[t].k, nc, ret, two, eps, pp, &r)) != RBF_MODEL_OK)
+            break;
+        if (evaluated)
+            (*evaluated)++;
+        if (!r.feasible)
+            continue;
+        if (!out->feasible || r.cap > out->expected_messages ||
+            (r.cap == out->expected_messages && c[t].k < out->hashes)) {
+            out->feasible = 1;
+            out->hashes = c[t].k;
+            out->sigma = r.sigma;
+            out->messages = 0;
+            out->expected_messages = r.cap;
+            out->fp = r.fp;
+        }
+    }
+    free(c);
+    return rc;
+}
+
+/* ---- N-bounded policies */
+
+/* Largest N with f_w(N) <= eps (0 if none). */
+static uint64_t worst_n(uint64_t M, unsigned k, double eps)
+{
+    if (M < 2)
+        return 0;
+    double t = log1p(-pow(eps, 1.0 / k)) / ((double)k * log1p(-1.0 / (double)M));
+    uint64_t N = t >= 9.0e15 ? (uint64_t)9.0e15 : (uint64_t)t;
+    while (N > 0 && rbf_model_f_w(M, k, N) > eps)
+        N--;
+    while (rbf_model_f_w(M, k, N + 1) <= eps)
+        N++;
+    return N;
+}
+
+/* A lower bound on f_o(N): f_w is increasing, so over J pieces [a_j,
+ * a_{j+1}) of 0..N-1, f_o(N) >= sum_j f_w(a_j) (a_{j+1} - a_j) / N; and
+ * f_o(N) >= f_w(ceil(N/2)) floor(N/2) / N from the upper half alone. */
+static double fo_lower(uint64_t M, unsigned k, uint64_t N)
+{
+    double lb = 0.0;
+    uint64_t J = N < 256 ? N : 256;
+    for (uint64_t j = 0; j < J; j++) {
+        uint64_t a = N * j / J, b = N * (j + 1) / J;
+        lb += rbf_model_f_w(M, k, a) * (double)(b - a);
+    }
+    lb /= (double)N;
+    double half = rbf_model_f_w(M, k, N - N / 2) * (double)(N / 2) / (double)N;
+    return (lb > half ? lb : half) * (1.0 - 1e-9);
+}
+
+/* Upper bound on the largest N with f_o(N) <= eps (hence also f_a). */
+static uint64_t oracle_n_upper(uint64_t M, unsigned k, double eps, uint64_t start)
+{
+    uint64_t hi = start < 2 ? 2 : start;
+    while (fo_lower(M, k, hi) <= eps) {
+        if (hi >= ((uint64_t)1 << 60))
+            return hi; /* no useful bound */
+        hi *= 2;
+    }
+    uint64_t lo = 1; /* smallest N with fo_lower(N) > eps: then N_o* < N */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (fo_lower(M, k, mid) > eps)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo - 1;
+}
+
+/* Largest N with f_o(N) <= eps and with f_a(N) <= eps, by one scan. */
+static int scan_oa(uint64_t M, unsigned k, double eps, uint64_t limit, plan_prog *pp, uint64_t *no,
+                   double *fo_at, uint64_t *na, double *fa_at)
+{
+    fw_iter it;
+    fw_iter_init(&it, M, k);
+    model_sum so, sr;
+    msum_init(&so);
+    msum_init(&sr);
+    *no = *na = 0;
+    *fo_at = *fa_at = 0.0;
+    int a_done = 0;
+    uint64_t ticks = 0;
+    for (uint64_t N = 1; N <= limit; N++) {
+        if (++ticks == 0x100000) {
+            ticks = 0;
+            if (prog_tick(pp, 0x100000))
+                return RBF_MODEL_ECANCELED;
+        }
+        double f = fw_iter_next(&it); /* f_N = f_w(N-1) */
+        msum_add(&so, f);
+        double fo = msum_get(&so) / (double)N;
+        if (fo > eps)
+            break;
+        *no = N;
+        *fo_at = fo;
+        if (!a_done) {
+            if (f >= 1.0) {
+                a_done = 1;
+                continue;
+            }
+            msum_add(&sr, f / (1.0 - f));
+            double R = msum_get(&sr);
+            double fa = R / ((double)N + R);
+            if (fa > eps)
+                a_done = 1;
+            else {
+                *na = N;
+                *fa_at = fa;
+            }
+        }
+    }
+    prog_tick(pp, ticks);
+    return RBF_MODEL_OK;
+}
+
+static void choose_n(rbf_plan_choice *c, unsigned k, uint64_t N, double fp)
+{
+    if (N == 0)
+        return;
+    if (!c->feasible || (double)N > c->expected_messages ||
+        ((double)N == c->expected_messages && k < c->hashes)) {
+        c->feasible = 1;
+        c->hashes = k;
+        c->sigma = 0;
+        c->messages = N;
+        c->expected_messages = (double)N;
+        c->fp = fp;
+    }
+}
+
+static int plan_nbounded(uint64_t M, double eps, unsigned K, plan_prog *pp, rbf_plan *out)
+{
+    memset(&out->worst_case, 0, sizeof out->worst_case);
+    memset(&out->oracle_n, 0, sizeof out->oracle_n);
+    memset(&out->average_n, 0, sizeof out->average_n);
+    if (M < 2)
+        return RBF_MODEL_OK;
+    kcand *c = calloc(K, sizeof *c);
+    if (!c)
+        return RBF_MODEL_ENOMEM;
+    for (unsigned k = 1; k <= K; k++) {
+        uint64_t nw = worst_n(M, k, eps);
+        choose_n(&out->worst_case, k, nw, rbf_model_f_w(M, k, nw));
+        c[k - 1].k = k;
+        c[k - 1].ub = (double)oracle_n_upper(M, k, eps, nw + 2);
+
+    }
+    qsort(c, K, sizeof *c, cmp_cand);
+    int rc = RBF_MODEL_OK;
+    for (unsigned t = 0; t < K; t++) {
+        unsigned k = c[t].k;
+        int need_o = !out->oracle_n.feasible || c[t].ub > out->oracle_n.expected_messages ||
+                     (c[t].ub == out->oracle_n.expected_messages && k < out->oracle_n.hashes);
+        int need_a = !out->average_n.feasible || c[t].ub > out->average_n.expected_messages ||
+                     (c[t].ub == out->average_n.expected_messages && k < out->average_n.hashes);
+        if (!need_o && !need_a)
+            continue;
+        uint64_t no, na;
+        double fo, fa;
+        rc = scan_oa(M, k, eps, (uint64_t)c[t].ub + 1, pp, &no, &fo, &na, &fa);
+        if (rc)
+            break;
+        choose_n(&out->oracle_n, k, no, fo);
+        choose_n(&out->average_n, k, na, fa);
+    }
+    free(c);
+    return rc;
+}
+
+static void set_gain(rbf_plan_choice *c, double base)
+{
+    c->gain_vs_worst_case = (c->feasible && base > 0.0) ? c->expected_messages / base : 0.0;
+}
+
+static int check_plan_args(double eps, const rbf_plan_options *o)
+{
+    if (!(eps > 0.0 && eps < 1.0))
+        return RBF_MODEL_EINVAL;
+    if (o && (o->max_hashes < 1 || o->max_hashes > MODEL_MAX_HASHES ||
+              (o->non_colliding != 0 && o->non_colliding != 1) ||
+              (o->retaining != 0 && o->retaining != 1)))
+        return RBF_MODEL_EINVAL;
+    return RBF_MODEL_OK;
+}
+
+int rbf_plan_memory(uint64_t bits, double eps, const rbf_plan_options *o, rbf_plan *out)
+{
+    rbf_plan_options def;
+    if (!o) {
+        rbf_plan_options_init(&def);
+        o = &def;
+    }
+    int rc = check_plan_args(eps, o);
+    if (rc)
+        return rc;
+    if (!out || bits < 1)
+        return RBF_MODEL_EINVAL;
+    memset(out, 0, sizeof *out);
+    out->bits = bits;
+    out->target_fp = eps;
+    plan_prog pp = {o->progress, o->progress_ctx, 0, bits};
+    unsigned K = o->max_hashes;
+    if ((rc = plan_sigma(bits, eps, K, o->non_colliding, o->retaining, 0, &pp, &out->sigma_bounded,
+                         NULL)) != RBF_MODEL_OK)
+        return rc;
+    if ((rc = plan_sigma(bits / 2, eps, K, o->non_colliding, o->retaining, 1, &pp, &out->two_phase,
+                         NULL)) != RBF_MODEL_OK)
+        return rc;
+    if ((rc = plan_nbounded(bits, eps, K, &pp, out)) != RBF_MODEL_OK)
+        return rc;
+    double base = out->worst_case.feasible ? out->worst_case.expected_messages : 0.0;
+    set_gain(&out->sigma_bounded, base);
+    set_gain(&out->average_n, base);
+    set_gain(&out->oracle_n, base);
+    set_gain(&out->worst_case, base);
+    set_gain(&out->two_phase, base);
+    return RBF_MODEL_OK;
+}
+
+/* Least memory whose (one- or two-phase) sigma-bounded capacity reaches
+ * `messages`, by a proportional search followed by bisection, assuming
+ * capacity is non-decreasing in M (docs/models.md says how exact). */
+static int plan_messages_any(uint64_t messages, double eps, const rbf_plan_options *o, int two,
+                             uint64_t *bits, rbf_plan *out)
+{
+    rbf_plan_options def;
+    if (!o) {
+        rbf_plan_options_init(&def);
+        o = &def;
+    }
+    int rc = check_plan_args(eps, o);
+    if (rc)
+        return rc;
+    if (!bits || messages < 1 || messages > ((uint64_t)1 << 50))
+        return RBF_MODEL_EINVAL;
+    const uint64_t MAXM = (uint64_t)1 << 56;
+    plan_prog pp = {o->progress, o->progress_ctx, 0, 1};
+    rbf_plan_choice ch;
+    double target = (double)messages;
+#define CAP_AT(Mv, capv)                                                                          \
+    do {                                                                                          \
+        uint64_t Mf_ = two ? (Mv) / 2 : (Mv);                                                     \
+        rc = plan_sigma(Mf_, eps, o->max_hashes, o->non_colliding, o->retaining, two, &pp, &ch,   \
+                        NULL);                                                                    \
+        if (rc)                                                                                   \
+            return rc;                                                                            \
+        (capv) = ch.feasible ? ch.expected_messages : 0.0;                                        \
+    } while (0)
+    /* classic sizing as the first guess: M ~ N log2(1/eps) / ln 2 */
+    double guess = target * log2(1.0 / eps) / log(2.0) * (two ? 2.0 : 1.0);
+    uint64_t M = guess < 4.0 ? 4 : (guess > (double)MAXM ? MAXM : (uint64_t)guess);
+    uint64_t lo = 0, hi = 0; /* cap(lo) < N <= cap(hi) */
+    double cap;
+    for (int iter = 0; iter < 60 && (lo == 0 || hi == 0 || hi - lo > 1); iter++) {
+        CAP_AT(M, cap);
+        if (cap >= target) {
+            if (!hi || M < hi)
+                hi = M;
+        } else if (M > lo) {
+            lo = M;
+        }
+        if (lo && hi && hi - lo <= 1)
+            break;
+        uint64_t next;
+        if (lo && hi)
+            next = lo + (hi - lo) / 2; /* bisection */
+        else if (cap > 0.0) {
+            /* capacity is nearly proportional to memory */
+            double r = target / cap;
+            double nm = (double)M * r * (cap >= target ? 0.999 : 1.001) + (cap >= target ? -1 : 1);
+            next = nm < 2.0 ? 2 : (nm > (double)MAXM ? MAXM : (uint64_t)nm);
+            if (lo && next <= lo)
+                next = lo + 1;
+            if (hi && next >= hi)
+                next = hi - 1;
+        } else {
+            next = M * 2;
+        }
+        if (next == M) {
+            if (hi == M)
+                next = M > 2 ? M - 1 : M;
+            else
+                next = M + 1;
+        }
+        if (next > MAXM)
+            return RBF_MODEL_EINVAL;
+        if (lo == 0 && next <= 2 && cap >= target) {
+            lo = 1; /* nothing below 2 bits */
+            if (hi == 0)
+                hi = 2;
+            break;
+        }
+        M = next;
+    }
+#undef CAP_AT
+    if (!hi)
+        return RBF_MODEL_EINVAL;
+    *bits = hi;
+    if (out)
+        return rbf_plan_memory(hi, eps, o, out);
+    return RBF_MODEL_OK;
+}
+
+int rbf_plan_messages(uint64_t messages, double eps, const rbf_plan_options *o, uint64_t *bits,
+                      rbf_plan *out)
+{
+    return plan_messages_any(messages, eps, o, 0, bits, out);
+}
+
+int rbf_plan_messages_two_phase(uint64_t messages, double eps, const rbf_plan_options *o,
+                                uint64_t *bits, rbf_plan *out)
+{
+    return plan_messages_any(messages, eps, o, 1, bits, out);
+}
