@@ -464,7 +464,7 @@ static void write_fig4_gp(repro_ctx *c)
             "set yrange [0.6:1.4]\n"
             "set ylabel 'rate / exact real-user rate'\n"
             "set title 'relative to the exact real-user rate' font ',11'\n"
-            "set key bottom left\n"
+            "set key bottom center\n"
             "plot 'fig4_lines.csv' using 'N':(1) with lines lw 1.5 lc rgb '#000000' title 'exact "
             "real-user rate', \\\n"
             "     '' using 'N':(column('f_a')/column('exact_real')) with lines lw 1.5 lc rgb "
