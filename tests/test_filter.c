@@ -228,7 +228,7 @@ static void test_sigma_never_exceeded(void **state)
         for (size_t si = 0; si < sizeof sigmas / sizeof sigmas[0]; si++) {
             rbf *f = make(tu_config(1000 * ph + ph - 1, 3, sigmas[si], 0, HASHINGS[h],
                                     RECYCLES[ret], ph, 11 + si));
-            uint64_t rng = 77 * (uint64_t)v + si, n = tu_scaled(20000), cycles_seen = 0;
+            uint64_t rng = 77 * (uint64_t)v + si, n = 5000 + tu_scaled(15000), cycles_seen = 0;
             for (uint64_t i = 0; i < n; i++) {
                 rbf_insert_hash(f, tu_next(&rng));
                 rbf_stats s;

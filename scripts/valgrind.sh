@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Run the test suite under valgrind memcheck; fail on any memory error or
+# leak (definite or indirect).
+#   scripts/valgrind.sh [BUILD_DIR]     (default: build; make test-valgrind)
+# Every C test program (BUILD_DIR/tests/test_*) runs under valgrind with
+# RBF_TEST_SHRINK=$SHRINK (default 20): tests that honour it run fewer
+# iterations, every test runs; the programs in NOSHRINK (default test_batch,
+# whose checks need its full stream) run at full size.  The CLI tests listed
+# in VALGRIND_CLI (default: basics; the robust_* scripts too with
+# VALGRIND_CLI="basics robust_simulate ...", slow) run with RBF pointing at a
+# wrapper that runs rbf under valgrind, so every rbf invocation they make is
+# checked.  (All CLI tests also run against the ASan+UBSan build in make test.)
+# Environment: JOBS (parallel programs), SHRINK, NOSHRINK, VALGRIND_CLI.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=${1:-build}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+SHRINK=${SHRINK:-20}
+NOSHRINK=${NOSHRINK:-test_batch}
+if ! command -v valgrind >/dev/null; then
+  echo "valgrind.sh: valgrind is missing (Debian: valgrind; see scripts/deps.sh)" >&2
+  exit 1
+fi
+[ -d "$B/tests" ] || { echo "valgrind.sh: no $B/tests: build first (make)" >&2; exit 1; }
+LOGS=$B/valgrind
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+VG="valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --track-origins=no --quiet"
+
+# The rbf wrapper for the CLI tests.
+cat >"$LOGS/rbf" <<WRAP
+#!/bin/sh
+exec $VG --log-file="$PWD/$LOGS/rbf.%p.log" "$PWD/$B/rbf" "\$@"
+WRAP
+chmod +x "$LOGS/rbf"
+
+run_one() { # name command...
+  local name=$1; shift
+  local t0=$SECONDS
+  if "$@" >"$LOGS/$name.out" 2>&1; then
+    echo "valgrind: $name ok ($((SECONDS - t0)) s)"
+  else
+    echo "valgrind: $name FAILED ($((SECONDS - t0)) s), log $LOGS/$name.out" >&2
+    tail -30 "$LOGS/$name.out" >&2
+    return 1
+  fi
+}
+export -f run_one
+export LOGS VG B
+
+status=0
+# Every C test program and every listed CLI test, JOBS at a time.
+CLI=${VALGRIND_CLI:-basics}
+{
+  for t in "$B"/tests/test_*; do
+    case $t in *.*) continue ;; esac
+    n=$(basename "$t")
+    s=$SHRINK
+    case " $NOSHRINK " in *" $n "*) s=1 ;; esac
+    [ -x "$t" ] && echo "$n env RBF_TEST_SHRINK=$s $VG $t"
+  done
+  for t in $CLI; do
+    [ -f "tests/cli/$t.sh" ] && echo "cli_$t env RBF_TEST_SHRINK=$SHRINK RBF=$PWD/$LOGS/rbf RBF_SRC=$PWD RBF_BUILD=$PWD/$B bash tests/cli/$t.sh"
+  done
+} | xargs -P "$JOBS" -L 1 bash -c 'run_one "$@"' _ || status=1
+
+# any error valgrind found in an rbf run (the exit status may have been
+# swallowed by a test that only expected "not 0")
+for l in "$LOGS"/rbf.*.log; do
+  [ -s "$l" ] || continue
+  echo "valgrind: error in an rbf run: $l" >&2
+  head -40 "$l" >&2
+  status=1
+done
+[ $status -eq 0 ] && echo "valgrind: no errors"
+exit $status
