@@ -1,7 +1,8 @@
 # rbf: a thin front end to CMake/CTest.
 #   make             build build/rbf, build/librbf.a, build/librbf.so, build/rbf-bench
 #   make test        install missing Debian packages, build, run every test, then
-#                    the whole suite again under ASan+UBSan
+#                    the whole suite again under ASan+UBSan and valgrind, then
+#                    each fuzz harness for FUZZ_SECONDS (docs/robustness.md)
 #   make reproduce   regenerate the paper's results into report/
 #   make install     install headers, libraries, the CLI and rbf.pc (PREFIX=/usr/local)
 BUILD     ?= build
@@ -24,6 +25,17 @@ configure: deps
 test: all
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory test-asan
+	$(MAKE) --no-print-directory test-valgrind
+	$(MAKE) --no-print-directory fuzz
+
+# valgrind memcheck of the suite, and each libFuzzer harness for FUZZ_SECONDS
+# (docs/robustness.md)
+FUZZ_SECONDS ?= 15
+test-valgrind: all
+	JOBS=$(JOBS) scripts/valgrind.sh $(BUILD)
+
+fuzz: deps
+	JOBS=$(JOBS) scripts/fuzz.sh $(FUZZ_SECONDS)
 
 test-fast: all
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
