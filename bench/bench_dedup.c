@@ -2,8 +2,9 @@
  * bench_dedup.c -- `rbf bench dedup`: lines per second of `rbf dedup`
  * against awk '!seen[$0]++' (gawk and mawk, whichever are installed) and
  * `sort -u`, each run end to end as a child process (fork/exec, input from
- * a file, output to /dev/null), median of a few runs, with the child's peak
- * resident memory from wait4's rusage.
+ * a file, output to /dev/null), median of a few runs of the wall time and
+ * of the CPU time (user + system: steadier on a shared machine), with the
+ * child's peak resident memory, all from wait4's rusage.
  *
  * The input is generated deterministically before any timing: LINES lines,
  * each one of DISTINCT ids drawn uniformly with a fixed splitmix64 stream
@@ -110,8 +111,10 @@ static char *find_rbf(void)
 }
 
 /* Run argv once with stdin from `input` and stdout to /dev/null.  Returns
- * 0 and the wall time and peak RSS (KiB), or -1 if it failed. */
-static int run_once(char *const argv[], const char *input, double *secs, long *maxrss_kib)
+ * 0 and the wall time, CPU time (user + system) and peak RSS (KiB), or -1
+ * if it failed. */
+static int run_once(char *const argv[], const char *input, double *secs, double *cpu,
+                    long *maxrss_kib)
 {
     double t0 = now_s();
     pid_t pid = fork();
@@ -135,6 +138,8 @@ static int run_once(char *const argv[], const char *input, double *secs, long *m
             return -1;
     *secs = now_s() - t0;
     *maxrss_kib = ru.ru_maxrss;
+    *cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
@@ -259,25 +264,26 @@ int bench_dedup_main(int argc, char **argv)
         {"sort -u", {sort, (char *)"-u", NULL}},
     };
     size_t ntools = sizeof tools / sizeof tools[0];
-    double med[4] = {0};
+    double med[4] = {0}, medcpu[4] = {0};
     int rc = CLI_EXIT_OK;
 
     printf("input: %" PRIu64 " lines, %" PRIu64 " bytes (%s); rbf dedup --memory %" PRIu64
            " bytes; median of %" PRIu64 " runs, LC_ALL=C, output to /dev/null\n",
            lines, in_bytes, made ? "generated" : input, bytes, runs);
-    printf("%-22s %10s %14s %12s %10s\n", "tool", "seconds", "lines/s", "peak MiB", "rbf speedup");
+    printf("%-20s %9s %12s %9s %9s %13s\n", "tool", "wall s", "lines/s", "CPU s", "peak MiB",
+           "rbf speedup");
     fflush(stdout);
     for (size_t t = 0; t < ntools; t++) {
         if (!tools[t].argv[0]) {
             printf("%-22s (not installed)\n", tools[t].label);
             continue;
         }
-        double secs[99];
+        double secs[99], cpus[99];
         long peak = 0;
         int ok = 1;
         for (uint64_t r = 0; r < runs && ok; r++) {
             long rss;
-            if (run_once(tools[t].argv, input, &secs[r], &rss) < 0)
+            if (run_once(tools[t].argv, input, &secs[r], &cpus[r], &rss) < 0)
                 ok = 0;
             else if (rss > peak)
                 peak = rss;
@@ -288,12 +294,15 @@ int bench_dedup_main(int argc, char **argv)
             continue;
         }
         qsort(secs, (size_t)runs, sizeof secs[0], cmp_double);
+        qsort(cpus, (size_t)runs, sizeof cpus[0], cmp_double);
         med[t] = secs[runs / 2];
-        char speed[32] = "";
-        if (t > 0 && med[0] > 0)
-            snprintf(speed, sizeof speed, "%.2fx", med[t] / med[0]);
-        printf("%-22s %10.3f %14.0f %12.1f %10s\n", tools[t].label, med[t],
-               (double)lines / med[t], (double)peak / 1024.0, speed);
+        medcpu[t] = cpus[runs / 2];
+        char speed[40] = "";
+        if (t > 0 && med[0] > 0 && medcpu[0] > 0)
+            snprintf(speed, sizeof speed, "%.1fx (CPU %.1fx)", med[t] / med[0],
+                     medcpu[t] / medcpu[0]);
+        printf("%-20s %9.3f %12.0f %9.3f %9.1f %13s\n", tools[t].label, med[t],
+               (double)lines / med[t], medcpu[t], (double)peak / 1024.0, speed);
         fflush(stdout);
     }
     if (made)
