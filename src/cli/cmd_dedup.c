@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -173,7 +174,7 @@ static int add_line(dedup_run *r, const char *p, size_t key_len, size_t line_len
 static int dedup_fd(dedup_run *r, int fd, const char *name)
 {
     size_t start = 0, end = 0, scan = 0;
-    int status = 0;
+    int status = 0, short_read = 0;
     for (;;) {
         if (end == r->cap) {
             if (start > 0) {
@@ -199,7 +200,16 @@ static int dedup_fd(dedup_run *r, int fd, const char *name)
                 r->cap *= 2;
             }
         }
-        ssize_t got = read(fd, r->buf + end, r->cap - end);
+        if (short_read) {
+            /* A pipe or terminal ran dry: if nothing more is ready, let the
+             * lines found so far go out now, so a stream (tail -F | rbf
+             * dedup) is not held back until 1 MiB of output piles up. */
+            struct pollfd pfd = {.fd = fd, .events = POLLIN, .revents = 0};
+            if (poll(&pfd, 1, 0) == 0 && out_flush(&r->out) < 0)
+                return -1;
+        }
+        size_t want = r->cap - end;
+        ssize_t got = read(fd, r->buf + end, want);
         if (got < 0) {
             if (errno == EINTR)
                 continue;
@@ -210,6 +220,7 @@ static int dedup_fd(dedup_run *r, int fd, const char *name)
         if (got == 0)
             break;
         end += (size_t)got;
+        short_read = (size_t)got < want;
         /* Split the complete lines.  Their bytes stay in place until the
          * batch is flushed below, before the buffer is compacted. */
         const char *base = r->buf;

@@ -82,6 +82,27 @@ grep -q "$tmp/missing: No such file or directory" "$tmp/err" || bad "missing fil
 grep -q "$tmp: Is a directory" "$tmp/err" || bad "directory not named: $(cat "$tmp/err")"
 printf 'a\nb\nc\nd\n' | cmp -s - "$tmp/got" || bad "files after an unreadable one: $(od -c "$tmp/got")"
 
+# A stream: lines come out while the input is still open (no waiting for
+# 1 MiB of output or for the end).  FIFOs, so the reader waits on rbf, not
+# on a clock; the 30 s read timeout only turns a hang into a failure.
+mkfifo "$tmp/fin" "$tmp/fout"
+"$RBF" dedup <"$tmp/fin" >"$tmp/fout" &
+pid=$!
+exec 3>"$tmp/fin" 4<"$tmp/fout"
+printf 'a\na\nb\n' >&3
+l1= l2=
+if read -t 30 -r l1 <&4 && read -t 30 -r l2 <&4; then
+    [ "$l1/$l2" = "a/b" ] || bad "stream: got '$l1/$l2'"
+else
+    bad "stream: output held back while the input stays open"
+fi
+printf 'c\nb\n' >&3
+exec 3>&-
+read -t 30 -r l1 <&4 || true
+[ "$l1" = c ] || bad "stream: after close got '$l1'"
+exec 4<&-
+wait "$pid" || bad "stream: exit $?"
+
 # Output errors.  A full disk: exit 1 and a message.
 DICT=/usr/share/dict/american-english
 rc=0
