@@ -17,33 +17,51 @@ import time
 
 
 def simulate(bits, hashes, sigma, pool_size, arrivals, seed):
+    """The same bookkeeping as the C simulator: new / false positive / repeat /
+    false negative per arrival, count-instance, count-first, count-each."""
     rng = random.Random(seed)
     pool = [[rng.randrange(bits) for _ in range(hashes)] for _ in range(pool_size)]
     filt = [False] * bits
     set_bits = 0
-    held = set()  # messages truly held in the current cycle
-    new = fps = 0
+    cycle = 0
+    held_cycle = {}  # message -> cycle in which it was last held
+    fp_spell = set()  # messages held because of a false positive
+    seen = set()  # messages that arrived before
+    new = fps = each = repeats = fns = 0
     for _ in range(arrivals):
         m = rng.randrange(pool_size)
         pos = pool[m]
         unset = {p for p in pos if not filt[p]}
-        is_new = m not in held
+        is_new = held_cycle.get(m) != cycle
+        is_repeat = m in seen
+        seen.add(m)
+        reported_new = bool(unset)
         if is_new:
             new += 1
-            if not unset:
+            if not reported_new:
                 fps += 1
+                each += 1
+                fp_spell.add(m)
+            else:
+                fp_spell.discard(m)
+        elif m in fp_spell:
+            each += 1
+        if is_repeat:
+            repeats += 1
+            if reported_new:
+                fns += 1
         if not unset:
-            held.add(m)  # a repeat, or a false positive that stays held
+            held_cycle[m] = cycle  # a repeat, or a false positive that stays held
             continue
         if set_bits + len(unset) > sigma:
             filt = [False] * bits  # recycle; the message is forgotten
             set_bits = 0
-            held = set()
+            cycle += 1
             continue
         for p in unset:
             filt[p] = True
         set_bits += len(unset)
-        held.add(m)
+        held_cycle[m] = cycle
     return fps / new if new else 0.0
 
 
@@ -56,9 +74,10 @@ def main():
     ap.add_argument("--pool", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
-    t0 = time.perf_counter()
+    # CPU time, like `rbf bench sim`, so load from other processes cancels.
+    t0 = time.process_time()
     fp = simulate(a.bits, a.hashes, a.sigma, a.pool, a.arrivals, a.seed)
-    dt = time.perf_counter() - t0
+    dt = time.process_time() - t0
     print(f"arrivals_per_second {a.arrivals / dt:.6g} fp {fp:.6g}")
 
 
