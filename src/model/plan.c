@@ -399,6 +399,20 @@ static int scan_oa(uint64_t M, unsigned k, double eps, uint64_t limit, plan_prog
             break;
         *no = N;
         *fo_at = fo;
+        if (f >= 1.0) {
+            /* every later term is 1 as well (in double): with deficit
+             * D = N - S_N, f_o(N') = 1 - D/N' <= eps iff N' <= D/(1-eps).
+             * Without this an eps near 1 would scan ~1/(1-eps) terms. */
+            double D = (double)N - msum_get(&so);
+            double last = floor(D / (1.0 - eps));
+            if (last > (double)limit)
+                last = (double)limit;
+            if (last > (double)N) {
+                *no = (uint64_t)last;
+                *fo_at = 1.0 - D / last;
+            }
+            break; /* f_a is 1 from here on (r_N is infinite) */
+        }
         if (!a_done) {
             if (f >= 1.0) {
                 a_done = 1;

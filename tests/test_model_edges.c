@@ -1,0 +1,221 @@
+/*
+ * test_model_edges.c -- numerics at the edges (issue 8 item 6 for the
+ * models): k = 1..64, M from 1 to 2^40, every valid sigma for small M,
+ * eps down to 1e-15.  Every result is a number in [0, 1] (rates) or a
+ * finite non-negative count, or RBF_MODEL_EINVAL for invalid input.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "rbf_model.h"
+
+#define IS_PROB(x) ((x) >= 0.0 && (x) <= 1.0) /* false for NaN */
+
+static rbf_model_params P(uint64_t M, unsigned k, int nc, int ret, rbf_model_method m)
+{
+    rbf_model_params p;
+    rbf_model_params_init(&p);
+    p.bits = M;
+    p.hashes = k;
+    p.non_colliding = nc;
+    p.retaining = ret;
+    p.method = m;
+    return p;
+}
+
+static void test_invalid(void **state)
+{
+    (void)state;
+    rbf_model_sigma_result r;
+    rbf_model_two_phase_result t;
+    rbf_model_n_result n;
+    rbf_model_params p = P(0, 3, 0, 0, RBF_MODEL_FAST);
+    assert_int_equal(rbf_model_sigma(&p, 1, &r), RBF_MODEL_EINVAL); /* bits 0 */
+    p = P(100, 0, 0, 0, RBF_MODEL_FAST);
+    assert_int_equal(rbf_model_sigma(&p, 10, &r), RBF_MODEL_EINVAL); /* k 0 */
+    assert_int_equal(rbf_model_nbounded(&p, 10, &n), RBF_MODEL_EINVAL);
+    p = P(100, RBF_MODEL_MAX_HASHES + 1, 0, 0, RBF_MODEL_FAST);
+    assert_int_equal(rbf_model_sigma(&p, 10, &r), RBF_MODEL_EINVAL);
+    p = P(100, 3, 0, 0, RBF_MODEL_FAST);
+    assert_int_equal(rbf_model_sigma(&p, 0, &r), RBF_MODEL_EINVAL);   /* sigma 0 */
+    assert_int_equal(rbf_model_sigma(&p, 100, &r), RBF_MODEL_EINVAL); /* sigma >= M */
+    assert_int_equal(rbf_model_sigma(&p, 10, NULL), RBF_MODEL_EINVAL);
+    assert_int_equal(rbf_model_sigma(NULL, 10, &r), RBF_MODEL_EINVAL);
+    assert_int_equal(rbf_model_two_phase(&p, 100, &t), RBF_MODEL_EINVAL);
+    assert_int_equal(rbf_model_nbounded(&p, 0, &n), RBF_MODEL_EINVAL); /* N 0 */
+    assert_int_equal(rbf_model_sigma_curve(&p, 100, NULL, NULL), RBF_MODEL_EINVAL);
+    p = P(5, 6, 1, 0, RBF_MODEL_FAST); /* non-colliding with k > M */
+    assert_int_equal(rbf_model_sigma(&p, 3, &r), RBF_MODEL_EINVAL);
+    assert_int_equal(rbf_model_nbounded(&p, 3, &n), RBF_MODEL_EINVAL);
+    p = P(100, 5, 0, 1, RBF_MODEL_FAST); /* retaining with sigma < k */
+    assert_int_equal(rbf_model_sigma(&p, 4, &r), RBF_MODEL_EINVAL);
+    assert_int_equal(rbf_model_sigma(&p, 5, &r), RBF_MODEL_OK);
+    p = P(100, 5, 2, 0, RBF_MODEL_FAST); /* flags are 0 or 1 */
+    assert_int_equal(rbf_model_sigma(&p, 50, &r), RBF_MODEL_EINVAL);
+    p = P(100, 5, 0, 0, (rbf_model_method)7);
+    assert_int_equal(rbf_model_sigma(&p, 50, &r), RBF_MODEL_EINVAL);
+    double f;
+    assert_int_equal(rbf_model_k1_closed_form(1, 0, &f), RBF_MODEL_EINVAL);
+    assert_int_equal(rbf_model_k1_closed_form(10, 10, &f), RBF_MODEL_EINVAL);
+    assert_int_equal(rbf_model_k1_closed_form(10, 5, NULL), RBF_MODEL_EINVAL);
+
+    rbf_plan pl;
+    rbf_plan_options o;
+    rbf_plan_options_init(&o);
+    uint64_t bits;
+    const double bad_eps[] = {0.0, 1.0, -0.5, 2.0, NAN, INFINITY};
+    for (size_t i = 0; i < sizeof bad_eps / sizeof bad_eps[0]; i++) {
+        assert_int_equal(rbf_plan_memory(1000, bad_eps[i], &o, &pl), RBF_MODEL_EINVAL);
+        assert_int_equal(rbf_plan_messages(100, bad_eps[i], &o, &bits, &pl), RBF_MODEL_EINVAL);
+    }
+    assert_int_equal(rbf_plan_memory(0, 0.01, &o, &pl), RBF_MODEL_EINVAL);
+    assert_int_equal(rbf_plan_messages(0, 0.01, &o, &bits, &pl), RBF_MODEL_EINVAL);
+    o.max_hashes = 0;
+    assert_int_equal(rbf_plan_memory(1000, 0.01, &o, &pl), RBF_MODEL_EINVAL);
+}
+
+static void check_sigma_all(uint64_t M, unsigned k, int nc, int ret, uint64_t s, int paper)
+{
+    rbf_model_params p = P(M, k, nc, ret, paper ? RBF_MODEL_PAPER : RBF_MODEL_FAST);
+    rbf_model_sigma_result r;
+    rbf_model_two_phase_result t;
+    int rc = rbf_model_sigma(&p, s, &r);
+    int valid = s >= 1 && s < M && !(nc && k > M) && !(ret && s < k);
+    assert_int_equal(rc, valid ? RBF_MODEL_OK : RBF_MODEL_EINVAL);
+    if (!valid)
+        return;
+    assert_true(IS_PROB(r.fp));
+    assert_true(r.expected_messages >= 0.0 && isfinite(r.expected_messages));
+    assert_int_equal(rbf_model_two_phase(&p, s, &t), RBF_MODEL_OK);
+    assert_true(IS_PROB(t.fp) && IS_PROB(t.fp_active) && IS_PROB(t.fp_frozen));
+}
+
+/* Every valid sigma for small M, every k up to 64, all variants. */
+static void test_small_m_every_sigma(void **state)
+{
+    (void)state;
+    for (uint64_t M = 1; M <= 24; M++)
+        for (unsigned k = 1; k <= 64; k++)
+            for (int nc = 0; nc < 2; nc++)
+                for (int ret = 0; ret < 2; ret++)
+                    for (uint64_t s = 0; s <= M; s++)
+                        check_sigma_all(M, k, nc, ret, s, (M <= 12) && (k <= 16));
+}
+
+/* Large M, up to 2^40: cheap sigma values, rho, f_w, nbounded with small N. */
+static void test_large_m(void **state)
+{
+    (void)state;
+    const uint64_t Ms[] = {1000, (uint64_t)1 << 20, (uint64_t)1 << 32, (uint64_t)1 << 40};
+    for (size_t i = 0; i < 4; i++)
+        for (unsigned k = 1; k <= 64; k += (k < 8 ? 1 : 7)) {
+            uint64_t M = Ms[i];
+            const uint64_t bs[] = {0, 1, k, M / 2, M - 1, M, M + 5};
+            for (size_t j = 0; j < 7; j++)
+                for (int nc = 0; nc < 2; nc++) {
+                    double r = rbf_model_rho(M, k, nc, bs[j]);
+                    assert_true(IS_PROB(r));
+                }
+            const uint64_t ns[] = {0, 1, M / k, M, M * 64, UINT64_MAX};
+            for (size_t j = 0; j < 6; j++)
+                assert_true(IS_PROB(rbf_model_f_w(M, k, ns[j])));
+            const uint64_t ss[] = {1, k, 2000};
+            for (size_t j = 0; j < 3; j++)
+                for (int nc = 0; nc < 2; nc++)
+                    for (int ret = 0; ret < 2; ret++)
+                        if (ss[j] < M)
+                            check_sigma_all(M, k, nc, ret, ss[j], 0);
+            rbf_model_params p = P(M, k, 0, 0, RBF_MODEL_FAST);
+            rbf_model_n_result n;
+            const uint64_t Ns[] = {1, 7, 200};
+            for (size_t j = 0; j < 3; j++) {
+                assert_int_equal(rbf_model_nbounded(&p, Ns[j], &n), RBF_MODEL_OK);
+                assert_true(IS_PROB(n.f_w) && IS_PROB(n.f_o) && IS_PROB(n.f_a));
+                assert_true(IS_PROB(n.exact_worst) && IS_PROB(n.exact_oracle) && IS_PROB(n.exact_real));
+            }
+        }
+    /* the whole curve near a full filter: 1 - rho(b) is tiny, no NaN */
+    for (unsigned k = 1; k <= 64; k *= 2) {
+        uint64_t M = 5000;
+        double *fp = malloc(M * sizeof *fp), *en = malloc(M * sizeof *en);
+        rbf_model_params p = P(M, k, k % 2, 0, RBF_MODEL_FAST);
+        assert_int_equal(rbf_model_sigma_curve(&p, M - 1, fp, en), RBF_MODEL_OK);
+        for (uint64_t s = 0; s < M; s++) {
+            assert_true(IS_PROB(fp[s]));
+            assert_true(isfinite(en[s]) && en[s] >= 0.0);
+        }
+        free(fp);
+        free(en);
+    }
+}
+
+/* N-bounded over every N up to past a full filter, small M. */
+static void test_nbounded_small(void **state)
+{
+    (void)state;
+    for (uint64_t M = 1; M <= 40; M += 3)
+        for (unsigned k = 1; k <= 64; k += 9)
+            for (int nc = 0; nc < 2; nc++) {
+                rbf_model_params p = P(M, k, nc, 0, RBF_MODEL_FAST);
+                rbf_model_n_result n;
+                for (uint64_t N = 1; N <= 3 * M + 3; N += 2) {
+                    int rc = rbf_model_nbounded(&p, N, &n);
+                    if (nc && k > M) {
+                        assert_int_equal(rc, RBF_MODEL_EINVAL);
+                        continue;
+                    }
+                    assert_int_equal(rc, RBF_MODEL_OK);
+                    assert_true(IS_PROB(n.f_w) && IS_PROB(n.f_o) && IS_PROB(n.f_a));
+                    assert_true(IS_PROB(n.exact_worst) && IS_PROB(n.exact_oracle));
+                    assert_true(IS_PROB(n.exact_real));
+                }
+            }
+}
+
+/* The planner from eps = 1e-15 to nearly 1. */
+static void test_plan_edges(void **state)
+{
+    (void)state;
+    const double eps[] = {1e-15, 1e-9, 1e-3, 0.3, 0.999999};
+    const uint64_t Ms[] = {1, 2, 3, 10, 1000, 65536};
+    for (size_t i = 0; i < 5; i++)
+        for (size_t j = 0; j < 6; j++)
+            for (int v = 0; v < 4; v++) {
+                rbf_plan_options o;
+                rbf_plan_options_init(&o);
+                o.max_hashes = 64;
+                o.non_colliding = v & 1;
+                o.retaining = v >> 1;
+                rbf_plan pl;
+                assert_int_equal(rbf_plan_memory(Ms[j], eps[i], &o, &pl), RBF_MODEL_OK);
+                const rbf_plan_choice *c[] = {&pl.sigma_bounded, &pl.average_n, &pl.oracle_n,
+                                              &pl.worst_case, &pl.two_phase};
+                for (int q = 0; q < 5; q++) {
+                    assert_true(IS_PROB(c[q]->fp));
+                    if (c[q]->feasible) {
+                        assert_true(c[q]->fp <= eps[i]);
+                        assert_true(c[q]->hashes >= 1 && c[q]->hashes <= 64);
+                        assert_true(c[q]->expected_messages > 0.0);
+                    }
+                    assert_true(isfinite(c[q]->gain_vs_worst_case));
+                }
+            }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_small_m_every_sigma),
+        cmocka_unit_test(test_large_m),
+        cmocka_unit_test(test_nbounded_small),
+        cmocka_unit_test(test_plan_edges),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
