@@ -20,6 +20,16 @@
 #include "filter/filter_internal.h"
 #include "filter_util.h"
 
+#ifdef RBF_SANITIZE
+/* Under ASan a huge calloc aborts by default; in real life it returns NULL,
+ * which is what the RBF_ENOMEM checks below are about. */
+__attribute__((visibility("default"))) const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "allocator_may_return_null=1";
+}
+#endif
+
 static void expect_einval(rbf_config c, const char *what)
 {
     const char *why = NULL;
