@@ -566,55 +566,43 @@ static int plan_messages_any(uint64_t messages, double eps, const rbf_plan_optio
             return rc;                                                                            \
         (capv) = ch.feasible ? ch.expected_messages : 0.0;                                        \
     } while (0)
-    /* classic sizing as the first guess: M ~ N log2(1/eps) / ln 2 */
+    /* classic sizing as the first guess: M ~ N log2(1/eps) / ln 2.
+     * Invariant: cap(lo) < N <= cap(hi); lo = 1 holds (M < 2 holds
+     * nothing), hi = 0 means not found yet. */
     double guess = target * log2(1.0 / eps) / log(2.0) * (two ? 2.0 : 1.0);
-    uint64_t M = guess < 4.0 ? 4 : (guess > (double)MAXM ? MAXM : (uint64_t)guess);
-    uint64_t lo = 0, hi = 0; /* cap(lo) < N <= cap(hi) */
+    uint64_t M = guess < 2.0 ? 2 : (guess > (double)MAXM ? MAXM : (uint64_t)guess);
+    uint64_t lo = 1, hi = 0;
     double cap;
-    for (int iter = 0; iter < 60 && (lo == 0 || hi == 0 || hi - lo > 1); iter++) {
+    for (int iter = 0;; iter++) {
         CAP_AT(M, cap);
-        if (cap >= target) {
-            if (!hi || M < hi)
-                hi = M;
-        } else if (M > lo) {
+        if (cap >= target)
+            hi = M;
+        else
             lo = M;
-        }
-        if (lo && hi && hi - lo <= 1)
+        if (hi && hi - lo <= 1)
             break;
-        uint64_t next;
-        if (lo && hi)
-            next = lo + (hi - lo) / 2; /* bisection */
-        else if (cap > 0.0) {
-            /* capacity is nearly proportional to memory */
-            double r = target / cap;
-            double nm = (double)M * r * (cap >= target ? 0.999 : 1.001) + (cap >= target ? -1 : 1);
-            next = nm < 2.0 ? 2 : (nm > (double)MAXM ? MAXM : (uint64_t)nm);
-            if (lo && next <= lo)
-                next = lo + 1;
-            if (hi && next >= hi)
-                next = hi - 1;
+        uint64_t next = 0;
+        if (cap > 0.0 && iter < 8) {
+            /* capacity is nearly proportional to memory: aim just past
+             * the target on the side we need */
+            double nm = (double)M * (target / cap) * (cap >= target ? 0.9995 : 1.0005);
+            nm += cap >= target ? -1.0 : 1.0;
+            if (nm > (double)MAXM)
+                nm = (double)MAXM;
+            next = nm < 2.0 ? 2 : (uint64_t)nm;
+        }
+        if (hi) {
+            if (next <= lo || next >= hi)
+                next = lo + (hi - lo) / 2; /* bisection */
         } else {
-            next = M * 2;
-        }
-        if (next == M) {
-            if (hi == M)
-                next = M > 2 ? M - 1 : M;
-            else
-                next = M + 1;
-        }
-        if (next > MAXM)
-            return RBF_MODEL_EINVAL;
-        if (lo == 0 && next <= 2 && cap >= target) {
-            lo = 1; /* nothing below 2 bits */
-            if (hi == 0)
-                hi = 2;
-            break;
+            if (next <= lo)
+                next = lo >= MAXM / 2 ? MAXM : lo * 2;
+            if (lo >= MAXM)
+                return RBF_MODEL_EINVAL; /* more than 2^56 bits */
         }
         M = next;
     }
 #undef CAP_AT
-    if (!hi)
-        return RBF_MODEL_EINVAL;
     *bits = hi;
     if (out)
         return rbf_plan_memory(hi, eps, o, out);
