@@ -101,10 +101,26 @@ typedef struct rbf_model_two_phase_result {
 RBF_MODEL_API int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma,
                                       rbf_model_two_phase_result *out);
 
+/* The two-phase model for every sigma in 0..sigma_max (sigma_max < M') in
+ * one renewal pass, O(k^2 M'): rows[sigma] as rbf_model_two_phase would
+ * give it (fast method; p->method is ignored).  `rows` holds sigma_max + 1
+ * entries.  Rows where the model is undefined (sigma = 0; retaining with
+ * sigma < k) hold the formula's value, not an error. */
+RBF_MODEL_API int rbf_model_two_phase_curve(const rbf_model_params *p, uint64_t sigma_max,
+                                            rbf_model_two_phase_result *rows);
+
 /* Closed form for k = 1, colliding, non-retaining (paper section IV-D). */
 RBF_MODEL_API int rbf_model_k1_closed_form(uint64_t bits, uint64_t sigma, double *fp);
 
-/* N-bounded models at N bit-setting messages per cycle. */
+/* N-bounded models at N bit-setting messages per cycle.  f_w, f_o and f_a
+ * are the paper's formulas (colliding hashing, whatever p->non_colliding
+ * says); the exact_* values follow p->non_colliding.  p->retaining and
+ * p->method do not apply.  The exact values propagate the distribution of
+ * set bits message by message over the window where it has mass above
+ * 1e-30: O(N k W) time with W about 25 standard deviations of the number
+ * of set bits (O(sqrt(M)) wide), O(W) memory.  exact_real is 1 when mass
+ * reaches a full filter (every new message is then a false positive, and
+ * a real user never counts to N). */
 typedef struct rbf_model_n_result {
     double f_w;          /* (1-(1-1/M)^{kN})^k: classic rate of the message after N */
     double f_o;          /* oracle lower bound: mean of f_w(i-1), i = 1..N */
@@ -116,6 +132,12 @@ typedef struct rbf_model_n_result {
 
 RBF_MODEL_API int rbf_model_nbounded(const rbf_model_params *p, uint64_t messages,
                                      rbf_model_n_result *out);
+
+/* Every N at once: rows[n-1] receives the results for N = n, n = 1..messages
+ * (`rows` holds `messages` entries).  Same cost as rbf_model_nbounded at
+ * N = messages. */
+RBF_MODEL_API int rbf_model_nbounded_curve(const rbf_model_params *p, uint64_t messages,
+                                           rbf_model_n_result *rows);
 
 /* The classic worst-case formula alone (cheap). */
 RBF_MODEL_API double rbf_model_f_w(uint64_t bits, unsigned hashes, uint64_t n);

@@ -307,6 +307,39 @@ static void test_monotone(void **state)
                 }
 }
 
+/* ---- the curve functions equal the single-point functions */
+static void test_curves(void **state)
+{
+    (void)state;
+    for (unsigned k = 1; k <= 9; k += 4)
+        for (int v = 0; v < 4; v++) {
+            uint64_t M = 300;
+            rbf_model_params p = P(M, k, v & 1, v >> 1, RBF_MODEL_FAST);
+            rbf_model_two_phase_result *rows = malloc(M * sizeof *rows);
+            assert_int_equal(rbf_model_two_phase_curve(&p, M - 1, rows), RBF_MODEL_OK);
+            for (uint64_t s = 1; s < M; s += 7) {
+                if ((v >> 1) && s < k)
+                    continue;
+                rbf_model_two_phase_result t;
+                assert_int_equal(rbf_model_two_phase(&p, s, &t), RBF_MODEL_OK);
+                check_rel(rows[s].fp, t.fp, 1e-13, "two-phase curve");
+                check_rel(rows[s].fp_frozen, t.fp_frozen, 1e-13, "two-phase curve frozen");
+                check_rel(rows[s].expected_messages, t.expected_messages, 1e-13, "curve E[N_0]");
+            }
+            free(rows);
+            rbf_model_n_result *nr = malloc(150 * sizeof *nr);
+            assert_int_equal(rbf_model_nbounded_curve(&p, 150, nr), RBF_MODEL_OK);
+            for (uint64_t N = 1; N <= 150; N += 37) {
+                rbf_model_n_result n;
+                assert_int_equal(rbf_model_nbounded(&p, N, &n), RBF_MODEL_OK);
+                const double *a = &nr[N - 1].f_w, *b = &n.f_w;
+                for (int q = 0; q < 6; q++)
+                    check_rel(a[q], b[q], 1e-13, "nbounded curve");
+            }
+            free(nr);
+        }
+}
+
 static int cancel_at(void *ctx, uint64_t done, uint64_t total)
 {
     (void)total;
@@ -345,7 +378,7 @@ int main(void)
         cmocka_unit_test(test_public_vectors),  cmocka_unit_test(test_k1_closed_form),
         cmocka_unit_test(test_fast_equals_paper), cmocka_unit_test(test_brute_force),
         cmocka_unit_test(test_nbounded_brute),  cmocka_unit_test(test_nbounded_bounds),
-        cmocka_unit_test(test_monotone), cmocka_unit_test(test_retaining_correlation),        cmocka_unit_test(test_progress_cancel),
+        cmocka_unit_test(test_monotone), cmocka_unit_test(test_retaining_correlation),        cmocka_unit_test(test_progress_cancel), cmocka_unit_test(test_curves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

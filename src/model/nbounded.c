@@ -250,62 +250,81 @@ static double bdist_mean_rho(const bdist *d, double *w)
     return model_clamp01(msum_get(&s));
 }
 
-/* Progress units: one per message of each of the two propagations. */
-int rbf_model_nbounded(const rbf_model_params *p, uint64_t messages, rbf_model_n_result *out)
+/* The core: rows n = 1..N of every measure at once (each is a prefix
+ * quantity).  If `curve` is not NULL it receives N rows; `last` receives
+ * row N.  Progress units: one per message of each of the two
+ * propagations. */
+static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model_n_result *curve,
+                         rbf_model_n_result *last)
 {
     int rc = model_check_params(p);
     if (rc)
         return rc;
-    if (!out || messages < 1)
+    if (messages < 1 || (!curve && !last))
         return RBF_MODEL_EINVAL;
     const uint64_t M = p->bits, N = messages;
     const unsigned k = p->hashes;
+    rbf_model_n_result row;
+    memset(&row, 0, sizeof row);
 
-    /* the paper's bounds */
+    /* the paper's bounds (f_w(n) is the rate of the message after n) */
     fw_iter it;
     fw_iter_init(&it, M, k);
     model_sum so, sr;
     msum_init(&so);
     msum_init(&sr);
     int r_inf = 0;
-    for (uint64_t i = 0; i < N; i++) {
-        if ((i & 0xfffff) == 0 && i && model_progress(p, 0, 2 * N + 1))
+    for (uint64_t i = 1; i <= N; i++) {
+        if ((i & 0xfffff) == 0 && model_progress(p, 0, 2 * N))
             return RBF_MODEL_ECANCELED;
-        double f = fw_iter_next(&it);
+        double f = fw_iter_next(&it); /* f_i = f_w(i - 1) */
         msum_add(&so, f);
         if (f >= 1.0)
             r_inf = 1;
         else
             msum_add(&sr, f / (1.0 - f));
+        if (curve || i == N) {
+            row.f_w = rbf_model_f_w(M, k, i);
+            row.f_o = model_clamp01(msum_get(&so) / (double)i);
+            double R = msum_get(&sr);
+            row.f_a = r_inf ? 1.0 : model_clamp01(R / ((double)i + R));
+            rbf_model_n_result *dst = curve ? &curve[i - 1] : last;
+            dst->f_w = row.f_w;
+            dst->f_o = row.f_o;
+            dst->f_a = row.f_a;
+        }
     }
-    out->f_w = rbf_model_f_w(M, k, N);
-    out->f_o = model_clamp01(msum_get(&so) / (double)N);
-    double R = msum_get(&sr);
-    out->f_a = r_inf ? 1.0 : model_clamp01(R / ((double)N + R));
 
-    /* exact: unconditioned propagation */
+    /* exact: unconditioned propagation; E[rho(B_n)] for n = 0..N */
     bdist d;
     rc = bdist_init(&d, M, k, p->non_colliding);
     if (rc)
         return rc;
     model_sum se;
     msum_init(&se);
-    for (uint64_t n = 0; n < N; n++) {
-        if ((n & 0xff) == 0 && n && model_progress(p, n, 2 * N)) {
+    msum_add(&se, bdist_mean_rho(&d, NULL)); /* n = 0 */
+    for (uint64_t n = 1; n <= N; n++) {
+        if ((n & 0xff) == 0 && model_progress(p, n, 2 * N)) {
             bdist_free(&d);
             return RBF_MODEL_ECANCELED;
         }
-        msum_add(&se, bdist_mean_rho(&d, NULL));
         if ((rc = bdist_message(&d)) != RBF_MODEL_OK) {
             bdist_free(&d);
             return rc;
         }
+        double e = bdist_mean_rho(&d, NULL); /* E[rho(B_n)] */
+        rbf_model_n_result *dst = curve ? &curve[n - 1] : (n == N ? last : NULL);
+        if (dst) {
+            dst->exact_worst = e;
+            dst->exact_oracle = model_clamp01(msum_get(&se) / (double)n);
+        }
+        msum_add(&se, e);
     }
-    out->exact_worst = bdist_mean_rho(&d, NULL);
-    out->exact_oracle = model_clamp01(msum_get(&se) / (double)N);
+    if (curve && last)
+        *last = curve[N - 1];
     bdist_free(&d);
 
-    /* exact real user: conditioned on setting a bit */
+    /* exact real user: steps conditioned on setting a bit */
     rc = bdist_init(&d, M, k, p->non_colliding);
     if (rc)
         return rc;
@@ -317,20 +336,39 @@ int rbf_model_nbounded(const rbf_model_params *p, uint64_t messages, rbf_model_n
             bdist_free(&d);
             return RBF_MODEL_ECANCELED;
         }
-        double w;
-        (void)bdist_mean_rho(&d, &w);
-        if (isinf(w)) {
-            inf = 1; /* mass on a full filter: every new message is a false positive */
-            break;
+        if (!inf) {
+            double w;
+            (void)bdist_mean_rho(&d, &w);
+            if (isinf(w))
+                inf = 1; /* mass on a full filter: every new message is a false positive */
+            else
+                msum_add(&sfp, w);
         }
-        msum_add(&sfp, w);
-        if (c + 1 < N && (rc = bdist_message_cond(&d)) != RBF_MODEL_OK) {
+        double E = msum_get(&sfp);
+        double v = inf ? 1.0 : model_clamp01(E / ((double)(c + 1) + E));
+        if (curve)
+            curve[c].exact_real = v;
+        if (last && c + 1 == N)
+            last->exact_real = v;
+        if (!inf && c + 1 < N && (rc = bdist_message_cond(&d)) != RBF_MODEL_OK) {
             bdist_free(&d);
             return rc;
         }
     }
     bdist_free(&d);
-    double E = msum_get(&sfp);
-    out->exact_real = inf ? 1.0 : model_clamp01(E / ((double)N + E));
     return RBF_MODEL_OK;
+}
+
+int rbf_model_nbounded(const rbf_model_params *p, uint64_t messages, rbf_model_n_result *out)
+{
+    if (!out)
+        return RBF_MODEL_EINVAL;
+    return nbounded_core(p, messages, NULL, out);
+}
+
+int rbf_model_nbounded_curve(const rbf_model_params *p, uint64_t messages, rbf_model_n_result *rows)
+{
+    if (!rows)
+        return RBF_MODEL_EINVAL;
+    return nbounded_core(p, messages, rows, NULL);
 }

@@ -137,3 +137,71 @@ int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma, rbf_model_two
     out->expected_messages = en0;
     return RBF_MODEL_OK;
 }
+
+int rbf_model_two_phase_curve(const rbf_model_params *p, uint64_t sigma_max,
+                              rbf_model_two_phase_result *rows)
+{
+    int rc = model_check_params(p);
+    if (rc)
+        return rc;
+    if (!rows || sigma_max >= p->bits)
+        return RBF_MODEL_EINVAL;
+    const unsigned k = p->hashes;
+    const uint64_t first = p->retaining ? 1 : 0;
+    model_pass ps;
+    rc = model_pass_init(&ps, p->bits, k, p->non_colliding);
+    if (rc)
+        return rc;
+    /* ring slot i % k: g_i, rho(i) and the tail P(d > m), m = 0..k-1, of
+     * the step distribution from i */
+    double *g = calloc(k, sizeof *g), *rh = calloc(k, sizeof *rh);
+    double *tails = calloc((size_t)k * k, sizeof *tails);
+    double *dist = calloc((size_t)k + 1, sizeof *dist);
+    if (!g || !rh || !tails || !dist) {
+        rc = RBF_MODEL_ENOMEM;
+        goto out;
+    }
+    for (uint64_t b = 0; b <= sigma_max; b++) {
+        if ((b & 0xfff) == 0 && b && model_progress(p, b, sigma_max + 1)) {
+            rc = RBF_MODEL_ECANCELED;
+            goto out;
+        }
+        model_pass_step(&ps);
+        size_t slot = (size_t)(b % k);
+        g[slot] = ps.g;
+        rh[slot] = ps.rho;
+        model_step_dist(p->bits, k, p->non_colliding, b, dist);
+        double acc = 0.0;
+        for (unsigned m = k; m-- > 0;) { /* tail[m] = sum_{d > m} dist[d] */
+            acc += dist[m + 1];
+            tails[slot * k + m] = acc;
+        }
+        model_sum f, fr;
+        msum_init(&f);
+        msum_init(&fr);
+        for (unsigned t = 0; t < k && t <= b; t++) {
+            uint64_t i = b - t;
+            if (i < first)
+                break;
+            size_t si = (size_t)(i % k);
+            double w = g[si] * tails[si * k + t];
+            msum_add(&f, w);
+            msum_add(&fr, w * rh[si]);
+        }
+        double den = msum_get(&f);
+        double ff = den > 0.0 ? model_clamp01(msum_get(&fr) / den) : 0.0;
+        double f1 = model_pass_fp(&ps, p->retaining);
+        rows[b].fp_active = f1;
+        rows[b].fp_frozen = ff;
+        rows[b].fp = model_clamp01(f1 + ff * (1.0 - f1));
+        rows[b].expected_messages = ps.en0;
+    }
+    rc = RBF_MODEL_OK;
+out:
+    free(g);
+    free(rh);
+    free(tails);
+    free(dist);
+    model_pass_free(&ps);
+    return rc;
+}
