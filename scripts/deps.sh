@@ -16,6 +16,7 @@ PKGS=(
   valgrind                    # memcheck run of the test suite
   clang libclang-rt-14-dev    # libFuzzer harnesses and their sanitizers
   gawk                        # the awk baseline of the dedup benchmark
+  python3                     # the dedup tests' checker (tests/cli/dedup_check.py)
 )
 
 if [ "${1:-}" = "--list" ]; then printf '%s\n' "${PKGS[@]}"; exit 0; fi
