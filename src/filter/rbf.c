@@ -394,17 +394,18 @@ int rbf_positions(const rbf *f, uint64_t hash, uint64_t *pos)
 #define RBF_NOINLINE
 #endif
 
-static inline int test_bit(const uint64_t *w, uint64_t p)
-{
-    return (int)((w[p >> 6] >> (p & 63)) & 1u);
-}
-
+/* 1 if all the bits at pos[0..k-1] are set.  Branch-free: every word is
+ * read and the bits are ANDed.  Stopping at the first clear bit would read
+ * fewer words, but its branch depends on a load; it is mispredicted often
+ * (whenever a message's first bit happens to be set), and each misprediction
+ * on a filter outside L2 waits for the memory round trip, where the
+ * branch-free test lets the next messages' loads start. */
 static inline int all_set(const uint64_t *w, const uint64_t *pos, unsigned k)
 {
+    uint64_t acc = 1;
     for (unsigned i = 0; i < k; i++)
-        if (!test_bit(w, pos[i]))
-            return 0;
-    return 1;
+        acc &= w[pos[i] >> 6] >> (pos[i] & 63);
+    return (int)(acc & 1);
 }
 
 /* Set the bits at pos[0..k-1] in w and return how many went from 0 to 1
@@ -561,8 +562,26 @@ static inline int insert_positions(struct rbf *f, const uint64_t *pos)
     return account1(f, 0, pos, set_count(f->active, pos, f->cfg.hashes));
 }
 
+#ifdef RBF_HAVE_AVX512
+/* The single-message insertion compiled for AVX-512 as a whole, so that the
+ * positions go from the vector to the bit tests without a call between. */
+RBF_AVX512 static int insert_hash_avx512(struct rbf *f, uint64_t hash)
+{
+    uint64_t pos[RBF_MAX_HASHES];
+    if (f->cfg.hashing == RBF_COLLIDING && f->cfg.hashes <= 8)
+        _mm512_storeu_si512((void *)pos, stream8(hash, 0, f->m)); /* lanes past k unused */
+    else
+        positions_avx512(f, hash, pos);
+    return insert_positions(f, pos);
+}
+#endif
+
 static inline int insert_hash(struct rbf *f, uint64_t hash)
 {
+#ifdef RBF_HAVE_AVX512
+    if (f->simd)
+        return insert_hash_avx512(f, hash);
+#endif
     uint64_t pos[RBF_MAX_HASHES];
     positions(f, hash, pos);
     return insert_positions(f, pos);
@@ -573,33 +592,50 @@ static inline int insert_hash(struct rbf *f, uint64_t hash)
 static inline int contains_positions(const struct rbf *f, const uint64_t *pos)
 {
     const unsigned k = f->cfg.hashes;
-    if (all_set(f->active, pos, k))
-        return 1;
-    return f->frozen && all_set(f->frozen, pos, k);
+    int seen = all_set(f->active, pos, k);
+    if (f->frozen)
+        seen |= all_set(f->frozen, pos, k);
+    return seen;
 }
 
-/* One-phase colliding membership straight from the hash, stopping at the
- * first clear bit: a message that is not there (the common case) costs
- * about one position on a filter up to half full. */
-static inline int contains1_colliding(const struct rbf *f, uint64_t hash)
+#ifdef RBF_HAVE_AVX512
+/* One-phase colliding membership for k <= 8: one gather of the k words and
+ * one vector bit test.  No branch depends on the bits, so a filter in DRAM
+ * keeps several messages' loads in flight, where the scalar early exit
+ * would stall on a mispredicted branch each time a message's first bit
+ * happens to be set. */
+RBF_AVX512 static int contains1_gather(const struct rbf *f, uint64_t hash)
 {
     const unsigned k = f->cfg.hashes;
-    const uint64_t m = f->m;
-    const uint64_t *w = f->active;
-    uint64_t s = hash;
-    for (unsigned i = 0; i < k; i++) {
-        s += RBF_GOLDEN;
-        uint64_t p = reduce(splitmix_mix(s), m);
-        if (!((w[p >> 6] >> (p & 63)) & 1u))
-            return 0;
-    }
-    return 1;
+    const __mmask8 km = (__mmask8)((1u << k) - 1);
+    __m512i p = stream8(hash, 0, f->m);
+    __m512i widx = _mm512_srli_epi64(p, 6);
+    __m512i bit = _mm512_sllv_epi64(_mm512_set1_epi64(1), _mm512_and_si512(p, _mm512_set1_epi64(63)));
+    __m512i words = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), km, widx,
+                                                (const void *)f->active, 8);
+    return _mm512_mask_test_epi64_mask(km, words, bit) == km;
 }
+
+RBF_AVX512 static int contains_hash_avx512(const struct rbf *f, uint64_t hash)
+{
+    uint64_t pos[RBF_MAX_HASHES];
+    positions_avx512(f, hash, pos);
+    return contains_positions(f, pos);
+}
+#endif
 
 static inline int contains_hash(const struct rbf *f, uint64_t hash)
 {
-    if (!f->simd && !f->frozen && f->cfg.hashing == RBF_COLLIDING)
-        return contains1_colliding(f, hash);
+#ifdef RBF_HAVE_AVX512
+    if (f->simd) {
+        static int nogather = -1;
+        if (nogather < 0)
+            nogather = getenv("RBF_NOGATHER") != NULL;
+        if (!f->frozen && f->cfg.hashing == RBF_COLLIDING && f->cfg.hashes <= 8 && !nogather)
+            return contains1_gather(f, hash);
+        return contains_hash_avx512(f, hash);
+    }
+#endif
     uint64_t pos[RBF_MAX_HASHES];
     positions(f, hash, pos);
     return contains_positions(f, pos);
