@@ -1,15 +1,379 @@
 /*
- * cmd_model.c -- `rbf model`.  Not implemented yet: arrives with its issue.
+ * cmd_model.c -- `rbf model`: the analytic models of include/rbf_model.h
+ * (sigma-bounded one- and two-phase, N-bounded bounds and exact rates).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "rbf_model.h"
+
+static const char *const CMD = "model";
+
+static void help(void)
+{
+    printf(
+        "Usage: rbf model --bits M --hashes K (--sigma S | --messages N) [OPTIONS]\n"
+        "\n"
+        "The analytic average false-positive rate of a recycling Bloom filter\n"
+        "(count-instance: the probability that a new message is reported seen,\n"
+        "averaged over new messages), from the paper's models (docs/models.md).\n"
+        "\n"
+        "  --bits M            memory in bits (with --phases 2: the TOTAL of both\n"
+        "                      filters, each floor(M/2) bits, as in the filter API)\n"
+        "  --hashes K          hash positions per message (1 to %u)\n"
+        "  --sigma S           sigma-bounded: at most S set bits per filter; prints\n"
+        "                      fp (f_sigma^1, or f_sigma^2 with --phases 2, with\n"
+        "                      fp_active and fp_frozen) and expected_messages (E[N_0],\n"
+        "                      the messages per cycle of one filter)\n"
+        "  --messages N        N-bounded: recycle after N bit-setting messages; prints\n"
+        "                      the paper's f_w, f_o, f_a (colliding formulas) and the\n"
+        "                      exact exact_worst, exact_oracle, exact_real\n"
+        "  --hashing H         colliding (default) | non-colliding\n"
+        "  --recycle R         non-retaining (default) | retaining (sigma-bounded;\n"
+        "                      retaining needs S >= K)\n"
+        "  --phases P          1 (default) | 2 (sigma-bounded only)\n"
+        "  --method X          fast (default: renewal pass, O(kM)) | paper (the paper's\n"
+        "                      tau/pi recursions and linear solve, O(k^2 M) per sigma)\n"
+        "  --curve             CSV with a header row, one row per sigma (or N) from 1\n"
+        "                      (retaining: from K) to the value given\n"
+        "  --json              one JSON object (numbers at full precision)\n"
+        "  --help              this text\n"
+        "\n"
+        "M, S and N take the suffixes k M G T (x1000...) and Ki Mi Gi Ti (x1024...).\n"
+        "\n"
+        "Examples:\n"
+        "  rbf model --bits 1000 --hashes 3 --sigma 300\n"
+        "  rbf model --bits 1000 --hashes 3 --sigma 200 --phases 2 --json\n"
+        "  rbf model --bits 1000 --hashes 5 --messages 100 --json\n"
+        "  rbf model --bits 1000 --hashes 3 --sigma 600 --curve > curve.csv\n",
+        RBF_MODEL_MAX_HASHES);
+}
+
+enum { O_BITS = 256, O_HASHES, O_SIGMA, O_MESSAGES, O_HASHING, O_RECYCLE, O_PHASES, O_METHOD,
+       O_CURVE, O_JSON, O_HELP };
+
+static const struct option longopts[] = {
+    {"bits", required_argument, NULL, O_BITS},
+    {"hashes", required_argument, NULL, O_HASHES},
+    {"sigma", required_argument, NULL, O_SIGMA},
+    {"messages", required_argument, NULL, O_MESSAGES},
+    {"hashing", required_argument, NULL, O_HASHING},
+    {"recycle", required_argument, NULL, O_RECYCLE},
+    {"phases", required_argument, NULL, O_PHASES},
+    {"method", required_argument, NULL, O_METHOD},
+    {"curve", no_argument, NULL, O_CURVE},
+    {"json", no_argument, NULL, O_JSON},
+    {"help", no_argument, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+typedef struct opts {
+    uint64_t bits, sigma, messages;
+    unsigned hashes, phases;
+    int nc, ret, paper, curve, json;
+} opts;
+
+static const char *hashing_name(int nc) { return nc ? "non-colliding" : "colliding"; }
+static const char *recycle_name(int ret) { return ret ? "retaining" : "non-retaining"; }
+
+static void json_inputs(const opts *o)
+{
+    printf("{\"bits\": %llu, \"hashes\": %u, ", (unsigned long long)o->bits, o->hashes);
+    if (o->sigma)
+        printf("\"sigma\": %llu, \"messages\": null, ", (unsigned long long)o->sigma);
+    else
+        printf("\"sigma\": null, \"messages\": %llu, ", (unsigned long long)o->messages);
+    printf("\"hashing\": \"%s\", \"recycle\": \"%s\", \"phases\": %u, \"method\": \"%s\"",
+           hashing_name(o->nc), recycle_name(o->ret), o->phases, o->paper ? "paper" : "fast");
+    if (o->phases == 2)
+        printf(", \"bits_per_filter\": %llu", (unsigned long long)(o->bits / 2));
+}
+
+static void jfield(const char *name, double v)
+{
+    printf(", \"%s\": ", name);
+    cli_json_double(stdout, v);
+}
+
+static void header(const opts *o)
+{
+    printf("model              %s, %s, %s%s\n",
+           o->sigma ? (o->phases == 2 ? "sigma-bounded two-phase" : "sigma-bounded one-phase")
+                    : "N-bounded",
+           hashing_name(o->nc), o->sigma ? recycle_name(o->ret) : "",
+           o->sigma ? (o->paper ? " (paper's method)" : " (renewal pass)") : "");
+    if (o->phases == 2)
+        printf("bits               %llu (two filters of %llu)\n", (unsigned long long)o->bits,
+               (unsigned long long)(o->bits / 2));
+    else
+        printf("bits               %llu\n", (unsigned long long)o->bits);
+    printf("hashes             %u\n", o->hashes);
+    if (o->sigma)
+        printf("sigma              %llu\n", (unsigned long long)o->sigma);
+    else
+        printf("messages           %llu\n", (unsigned long long)o->messages);
+}
+
+static int lib_fail(int rc)
+{
+    if (rc == RBF_MODEL_ENOMEM)
+        return cli_fail(CMD, "out of memory");
+    if (rc == RBF_MODEL_ECANCELED)
+        return cli_fail(CMD, "cancelled");
+    return cli_fail(CMD, "the model rejected these parameters");
+}
+
+static int run_sigma(const opts *o, rbf_model_params *p)
+{
+    int rc;
+    uint64_t first = o->ret ? (o->hashes > 1 ? o->hashes : 1) : 1;
+    if (o->curve) {
+        size_t n = (size_t)o->sigma + 1;
+        if (o->phases == 2) {
+            rbf_model_two_phase_result *rows = malloc(n * sizeof *rows);
+            if (!rows)
+                return cli_fail(CMD, "out of memory for %llu rows", (unsigned long long)n);
+            cli_progress_begin("model", o->sigma + 1);
+            rc = rbf_model_two_phase_curve(p, o->sigma, rows);
+            cli_progress_end();
+            if (rc) {
+                free(rows);
+                return lib_fail(rc);
+            }
+            printf("sigma,fp,fp_active,fp_frozen,expected_messages\n");
+            for (uint64_t s = first; s <= o->sigma; s++)
+                printf("%llu,%.17g,%.17g,%.17g,%.17g\n", (unsigned long long)s, rows[s].fp,
+                       rows[s].fp_active, rows[s].fp_frozen, rows[s].expected_messages);
+            free(rows);
+        } else {
+            double *fp = malloc(n * sizeof *fp), *en = malloc(n * sizeof *en);
+            if (!fp || !en) {
+                free(fp);
+                free(en);
+                return cli_fail(CMD, "out of memory for %llu rows", (unsigned long long)n);
+            }
+            cli_progress_begin("model", o->sigma + 1);
+            rc = rbf_model_sigma_curve(p, o->sigma, fp, en);
+            cli_progress_end();
+            if (rc) {
+                free(fp);
+                free(en);
+                return lib_fail(rc);
+            }
+            printf("sigma,fp,expected_messages\n");
+            for (uint64_t s = first; s <= o->sigma; s++)
+                printf("%llu,%.17g,%.17g\n", (unsigned long long)s, fp[s], en[s]);
+            free(fp);
+            free(en);
+        }
+        return cli_finish_stdout(CMD);
+    }
+    cli_progress_begin("model", o->sigma + 1);
+    if (o->phases == 2) {
+        rbf_model_two_phase_result t;
+        rc = rbf_model_two_phase(p, o->sigma, &t);
+        cli_progress_end();
+        if (rc)
+            return lib_fail(rc);
+        if (o->json) {
+            json_inputs(o);
+            jfield("fp", t.fp);
+            jfield("fp_active", t.fp_active);
+            jfield("fp_frozen", t.fp_frozen);
+            jfield("expected_messages", t.expected_messages);
+            printf("}\n");
+        } else {
+            header(o);
+            printf("fp                 %.12g   (f_sigma^2: active or frozen filter)\n", t.fp);
+            printf("fp_active          %.12g   (f_sigma^1 of the active filter)\n", t.fp_active);
+            printf("fp_frozen          %.12g   (average rate of the frozen filter)\n", t.fp_frozen);
+            printf("expected_messages  %.12g   (E[N_0] of one filter per cycle)\n",
+                   t.expected_messages);
+        }
+    } else {
+        rbf_model_sigma_result r;
+        rc = rbf_model_sigma(p, o->sigma, &r);
+        cli_progress_end();
+        if (rc)
+            return lib_fail(rc);
+        if (o->json) {
+            json_inputs(o);
+            jfield("fp", r.fp);
+            jfield("expected_messages", r.expected_messages);
+            printf("}\n");
+        } else {
+            header(o);
+            printf("fp                 %.12g   (f_sigma^1)\n", r.fp);
+            printf("expected_messages  %.12g   (E[N_0] per cycle)\n", r.expected_messages);
+        }
+    }
+    return cli_finish_stdout(CMD);
+}
+
+static int run_messages(const opts *o, rbf_model_params *p)
+{
+    int rc;
+    if (o->curve) {
+        rbf_model_n_result *rows = malloc((size_t)o->messages * sizeof *rows);
+        if (!rows)
+            return cli_fail(CMD, "out of memory for %llu rows", (unsigned long long)o->messages);
+        cli_progress_begin("model", 2 * o->messages);
+        rc = rbf_model_nbounded_curve(p, o->messages, rows);
+        cli_progress_end();
+        if (rc) {
+            free(rows);
+            return lib_fail(rc);
+        }
+        printf("messages,f_w,f_o,f_a,exact_worst,exact_oracle,exact_real\n");
+        for (uint64_t n = 1; n <= o->messages; n++) {
+            const rbf_model_n_result *r = &rows[n - 1];
+            printf("%llu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", (unsigned long long)n, r->f_w,
+                   r->f_o, r->f_a, r->exact_worst, r->exact_oracle, r->exact_real);
+        }
+        free(rows);
+        return cli_finish_stdout(CMD);
+    }
+    rbf_model_n_result r;
+    cli_progress_begin("model", 2 * o->messages);
+    rc = rbf_model_nbounded(p, o->messages, &r);
+    cli_progress_end();
+    if (rc)
+        return lib_fail(rc);
+    if (o->json) {
+        json_inputs(o);
+        jfield("f_w", r.f_w);
+        jfield("f_o", r.f_o);
+        jfield("f_a", r.f_a);
+        jfield("exact_worst", r.exact_worst);
+        jfield("exact_oracle", r.exact_oracle);
+        jfield("exact_real", r.exact_real);
+        printf("}\n");
+    } else {
+        header(o);
+        printf("f_w                %.12g   (classic worst case: the message after N)\n", r.f_w);
+        printf("f_o                %.12g   (oracle lower bound)\n", r.f_o);
+        printf("f_a                %.12g   (real-user lower bound)\n", r.f_a);
+        printf("exact_worst        %.12g   (exact E[rho(B_N)])\n", r.exact_worst);
+        printf("exact_oracle       %.12g   (exact oracle average)\n", r.exact_oracle);
+        printf("exact_real         %.12g   (exact real-user average)\n", r.exact_real);
+    }
+    return cli_finish_stdout(CMD);
+}
 
 int cmd_model(int argc, char **argv)
 {
-    if (argc > 1 && !strcmp(argv[1], "--help")) {
-        printf("Usage: rbf model ...\n(not implemented yet)\n");
-        return cli_finish_stdout("model");
+    opts o;
+    memset(&o, 0, sizeof o);
+    o.phases = 1;
+    int have_bits = 0, have_hashes = 0, have_sigma = 0, have_messages = 0, have_method = 0;
+    const char *err;
+    uint64_t v;
+    int opt;
+    cli_getopt_reset();
+    while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+        switch (opt) {
+        case O_BITS:
+            if (cli_parse_count(optarg, &o.bits, &err))
+                return cli_usage(CMD, "--bits: %s", err);
+            if (o.bits < 1)
+                return cli_usage(CMD, "--bits: must be at least 1");
+            have_bits = 1;
+            break;
+        case O_HASHES:
+            if (cli_parse_uint(optarg, 1, RBF_MODEL_MAX_HASHES, &v, &err))
+                return cli_usage(CMD, "--hashes: %s (1 to %u)", err, RBF_MODEL_MAX_HASHES);
+            o.hashes = (unsigned)v;
+            have_hashes = 1;
+            break;
+        case O_SIGMA:
+            if (cli_parse_count(optarg, &o.sigma, &err))
+                return cli_usage(CMD, "--sigma: %s", err);
+            if (o.sigma < 1)
+                return cli_usage(CMD, "--sigma: must be at least 1");
+            have_sigma = 1;
+            break;
+        case O_MESSAGES:
+            if (cli_parse_count(optarg, &o.messages, &err))
+                return cli_usage(CMD, "--messages: %s", err);
+            if (o.messages < 1)
+                return cli_usage(CMD, "--messages: must be at least 1");
+            have_messages = 1;
+            break;
+        case O_HASHING:
+            if (cli_parse_hashing(optarg, &o.nc))
+                return cli_usage(CMD, "--hashing: '%s' is not colliding or non-colliding", optarg);
+            break;
+        case O_RECYCLE:
+            if (cli_parse_recycle(optarg, &o.ret))
+                return cli_usage(CMD, "--recycle: '%s' is not non-retaining or retaining", optarg);
+            break;
+        case O_PHASES:
+            if (cli_parse_uint(optarg, 1, 2, &v, &err))
+                return cli_usage(CMD, "--phases: must be 1 or 2");
+            o.phases = (unsigned)v;
+            break;
+        case O_METHOD:
+            if (!strcmp(optarg, "fast"))
+                o.paper = 0;
+            else if (!strcmp(optarg, "paper"))
+                o.paper = 1;
+            else
+                return cli_usage(CMD, "--method: '%s' is not fast or paper", optarg);
+            have_method = 1;
+            break;
+        case O_CURVE:
+            o.curve = 1;
+            break;
+        case O_JSON:
+            o.json = 1;
+            break;
+        case O_HELP:
+            help();
+            return cli_finish_stdout(CMD);
+        default:
+            return cli_bad_option(CMD, argc, argv, longopts);
+        }
     }
-    return cli_fail("model", "not implemented yet");
+    if (optind < argc)
+        return cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if (!have_bits)
+        return cli_usage(CMD, "--bits is required");
+    if (!have_hashes)
+        return cli_usage(CMD, "--hashes is required");
+    if (have_sigma == have_messages)
+        return cli_usage(CMD, "give exactly one of --sigma and --messages");
+    if (o.curve && o.json)
+        return cli_usage(CMD, "--curve and --json do not go together (--curve is CSV)");
+    uint64_t per_filter = o.phases == 2 ? o.bits / 2 : o.bits;
+    if (have_messages) {
+        if (o.phases == 2)
+            return cli_usage(CMD, "--phases 2: the two-phase model is sigma-bounded (use --sigma)");
+        if (o.ret)
+            return cli_usage(CMD, "--recycle: applies to --sigma only");
+        if (have_method && o.paper)
+            return cli_usage(CMD, "--method paper: applies to --sigma only");
+    } else {
+        if (o.sigma >= per_filter)
+            return cli_usage(CMD, "--sigma: must be less than the bits per filter (%llu)",
+                             (unsigned long long)per_filter);
+        if (o.ret && o.sigma < o.hashes)
+            return cli_usage(CMD, "--sigma: must be at least --hashes with --recycle retaining");
+        if (o.curve && o.paper && o.sigma > 100000)
+            return cli_usage(CMD, "--curve --method paper: at most 100000 rows (one solve each)");
+    }
+    if (o.nc && o.hashes > per_filter)
+        return cli_usage(CMD, "--hashes: must not exceed the bits per filter with non-colliding "
+                              "hashing");
+
+    rbf_model_params p;
+    rbf_model_params_init(&p);
+    p.bits = per_filter;
+    p.hashes = o.hashes;
+    p.non_colliding = o.nc;
+    p.retaining = o.ret;
+    p.method = o.paper ? RBF_MODEL_PAPER : RBF_MODEL_FAST;
+    p.progress = cli_progress_cb;
+    p.progress_ctx = NULL;
+    return have_sigma ? run_sigma(&o, &p) : run_messages(&o, &p);
 }

@@ -1,15 +1,300 @@
 /*
- * cmd_plan.c -- `rbf plan`.  Not implemented yet: arrives with its issue.
+ * cmd_plan.c -- `rbf plan`: capacity planning (MODEL.md 5): the best k and
+ * threshold for a memory and a target average false-positive rate, or the
+ * least memory for a number of messages per cycle.
  */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "rbf_model.h"
+
+static const char *const CMD = "plan";
+
+static void help(void)
+{
+    printf(
+        "Usage: rbf plan (--bits M | --memory SIZE) --fp EPS [OPTIONS]\n"
+        "       rbf plan --messages N --fp EPS [OPTIONS]\n"
+        "\n"
+        "For a memory and a target average false-positive rate EPS, the number of\n"
+        "hashes k and the recycling threshold that hold the most messages per cycle,\n"
+        "for each policy: sigma-bounded (recycle at sigma set bits; recommended),\n"
+        "average-N and oracle-N (the paper's N-bounded bounds), worst case (the\n"
+        "classic sizing: recycle after N messages with f_w(N) <= EPS) and two-phase\n"
+        "(two filters of M/2).  With --messages: the least memory whose\n"
+        "sigma-bounded filter holds N messages per cycle at EPS (and the same for\n"
+        "two-phase), with the plan at that memory.\n"
+        "\n"
+        "  --bits M            memory in bits (suffixes k M G T, Ki Mi Gi Ti)\n"
+        "  --memory SIZE       memory in bytes instead (64MiB, 1GB, 4096, ...)\n"
+        "  --messages N        messages per cycle to hold (least-memory question)\n"
+        "  --fp EPS            target average false-positive rate, 0 < EPS < 1\n"
+        "  --max-hashes K      largest k to consider (default 32, at most %u)\n"
+        "  --hashing H         colliding (default) | non-colliding\n"
+        "  --recycle R         non-retaining (default) | retaining\n"
+        "  --json              one JSON object\n"
+        "  --help              this text\n"
+        "\n"
+        "Ties in capacity go to the smaller k.  Examples:\n"
+        "  rbf plan --bits 16Mi --fp 0.001\n"
+        "  rbf plan --memory 64MiB --fp 1e-6 --json\n"
+        "  rbf plan --messages 1M --fp 0.001\n",
+        RBF_MODEL_MAX_HASHES);
+}
+
+enum { O_BITS = 256, O_MEMORY, O_MESSAGES, O_FP, O_MAXK, O_HASHING, O_RECYCLE, O_JSON, O_HELP };
+
+static const struct option longopts[] = {
+    {"bits", required_argument, NULL, O_BITS},
+    {"memory", required_argument, NULL, O_MEMORY},
+    {"messages", required_argument, NULL, O_MESSAGES},
+    {"fp", required_argument, NULL, O_FP},
+    {"max-hashes", required_argument, NULL, O_MAXK},
+    {"hashing", required_argument, NULL, O_HASHING},
+    {"recycle", required_argument, NULL, O_RECYCLE},
+    {"json", no_argument, NULL, O_JSON},
+    {"help", no_argument, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+static const char *hashing_name(int nc) { return nc ? "non-colliding" : "colliding"; }
+static const char *recycle_name(int ret) { return ret ? "retaining" : "non-retaining"; }
+
+static void json_choice(const char *name, const rbf_plan_choice *c, int is_sigma, uint64_t bits,
+                        int two)
+{
+    printf("\"%s\": {\"feasible\": %s, ", name, c->feasible ? "true" : "false");
+    if (!c->feasible) {
+        printf("\"hashes\": null, \"%s\": null, \"expected_messages\": null, \"fp\": null, "
+               "\"gain_vs_worst_case\": null}",
+               is_sigma ? "sigma" : "messages");
+        return;
+    }
+    printf("\"hashes\": %u, ", c->hashes);
+    if (is_sigma)
+        printf("\"sigma\": %llu, ", (unsigned long long)c->sigma);
+    else
+        printf("\"messages\": %llu, ", (unsigned long long)c->messages);
+    if (two)
+        printf("\"bits_per_filter\": %llu, ", (unsigned long long)(bits / 2));
+    printf("\"expected_messages\": ");
+    cli_json_double(stdout, c->expected_messages);
+    printf(", \"fp\": ");
+    cli_json_double(stdout, c->fp);
+    printf(", \"gain_vs_worst_case\": ");
+    cli_json_double(stdout, c->gain_vs_worst_case);
+    printf("}");
+}
+
+static void json_plan_fields(const rbf_plan *p, const rbf_plan_options *o)
+{
+    printf("\"bits\": %llu, \"memory_bytes\": %llu, \"fp_target\": ", (unsigned long long)p->bits,
+           (unsigned long long)((p->bits + 7) / 8));
+    cli_json_double(stdout, p->target_fp);
+    printf(", \"max_hashes\": %u, \"hashing\": \"%s\", \"recycle\": \"%s\", ", o->max_hashes,
+           hashing_name(o->non_colliding), recycle_name(o->retaining));
+    json_choice("sigma_bounded", &p->sigma_bounded, 1, p->bits, 0);
+    printf(", ");
+    json_choice("average_n", &p->average_n, 0, p->bits, 0);
+    printf(", ");
+    json_choice("oracle_n", &p->oracle_n, 0, p->bits, 0);
+    printf(", ");
+    json_choice("worst_case", &p->worst_case, 0, p->bits, 0);
+    printf(", ");
+    json_choice("two_phase", &p->two_phase, 1, p->bits, 1);
+}
+
+static void table_row(const char *name, const rbf_plan_choice *c, int is_sigma)
+{
+    if (!c->feasible) {
+        printf("  %-15s %3s  %-18s %16s  %-13s %s\n", name, "-", "(none reaches EPS)", "-", "-",
+               "-");
+        return;
+    }
+    char thr[48];
+    if (is_sigma)
+        snprintf(thr, sizeof thr, "sigma=%llu", (unsigned long long)c->sigma);
+    else
+        snprintf(thr, sizeof thr, "N=%llu", (unsigned long long)c->messages);
+    char gain[24];
+    if (c->gain_vs_worst_case > 0)
+        snprintf(gain, sizeof gain, "%.3fx", c->gain_vs_worst_case);
+    else
+        snprintf(gain, sizeof gain, "-");
+    printf("  %-15s %3u  %-18s %16.2f  %-13.6g %s\n", name, c->hashes, thr, c->expected_messages,
+           c->fp, gain);
+}
+
+static void print_text(const rbf_plan *p, const rbf_plan_options *o)
+{
+    const rbf_plan_choice *s = &p->sigma_bounded, *w = &p->worst_case;
+    if (s->feasible) {
+        printf("Recommended: sigma-bounded one-phase filter of %llu bits (%llu bytes), k = %u "
+               "hashes,\n",
+               (unsigned long long)p->bits, (unsigned long long)((p->bits + 7) / 8), s->hashes);
+        printf("  recycling at sigma = %llu set bits: about %.1f messages per cycle at an\n",
+               (unsigned long long)s->sigma, s->expected_messages);
+        printf("  average false-positive rate of %.6g (target %.6g).\n", s->fp, p->target_fp);
+        if (w->feasible)
+            printf("  %+.0f%% messages per cycle vs classic worst-case sizing (k = %u, N = %llu).\n",
+                   100.0 * (s->gain_vs_worst_case - 1.0), w->hashes,
+                   (unsigned long long)w->messages);
+        else
+            printf("  (classic worst-case sizing cannot reach the target with this memory.)\n");
+        printf("  rbf_config: .bits = %llu, .hashes = %u, .sigma = %llu, .hashing = %s,\n"
+               "              .recycle = %s, .phases = 1\n",
+               (unsigned long long)p->bits, s->hashes, (unsigned long long)s->sigma,
+               o->non_colliding ? "RBF_NON_COLLIDING" : "RBF_COLLIDING",
+               o->retaining ? "RBF_RETAINING" : "RBF_NON_RETAINING");
+    } else {
+        printf("No sigma-bounded filter of %llu bits with k <= %u reaches an average\n"
+               "false-positive rate of %.6g.  Give it more memory (rbf plan --messages N).\n",
+               (unsigned long long)p->bits, o->max_hashes, p->target_fp);
+    }
+    printf("\nAll policies (%s hashing, %s; k <= %u):\n", hashing_name(o->non_colliding),
+           recycle_name(o->retaining), o->max_hashes);
+    printf("  %-15s %3s  %-18s %16s  %-13s %s\n", "policy", "k", "threshold", "messages/cycle",
+           "fp (model)", "vs worst case");
+    table_row("sigma-bounded", &p->sigma_bounded, 1);
+    table_row("average-N", &p->average_n, 0);
+    table_row("oracle-N", &p->oracle_n, 0);
+    table_row("worst case", &p->worst_case, 0);
+    table_row("two-phase", &p->two_phase, 1);
+    printf("  (two-phase: two filters of %llu bits; messages/cycle of one filter, it\n"
+           "   remembers about twice that.  oracle-N assumes a user who can tell a false\n"
+           "   positive from a repeat; average-N is the paper's bound for a real user.)\n",
+           (unsigned long long)(p->bits / 2));
+}
+
+static int lib_fail(int rc)
+{
+    if (rc == RBF_MODEL_ENOMEM)
+        return cli_fail(CMD, "out of memory");
+    if (rc == RBF_MODEL_ECANCELED)
+        return cli_fail(CMD, "cancelled");
+    return cli_fail(CMD, "no plan for these parameters (more than 2^56 bits needed?)");
+}
 
 int cmd_plan(int argc, char **argv)
 {
-    if (argc > 1 && !strcmp(argv[1], "--help")) {
-        printf("Usage: rbf plan ...\n(not implemented yet)\n");
-        return cli_finish_stdout("plan");
+    uint64_t bits = 0, messages = 0, v;
+    double eps = 0;
+    int have_bits = 0, have_memory = 0, have_messages = 0, have_fp = 0, json = 0;
+    rbf_plan_options o;
+    rbf_plan_options_init(&o);
+    const char *err;
+    int opt;
+    cli_getopt_reset();
+    while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+        switch (opt) {
+        case O_BITS:
+            if (cli_parse_count(optarg, &bits, &err))
+                return cli_usage(CMD, "--bits: %s", err);
+            if (bits < 1)
+                return cli_usage(CMD, "--bits: must be at least 1");
+            have_bits = 1;
+            break;
+        case O_MEMORY:
+            if (cli_parse_bytes(optarg, &v, &err))
+                return cli_usage(CMD, "--memory: %s", err);
+            if (v < 1)
+                return cli_usage(CMD, "--memory: must be at least 1 byte");
+            if (v > UINT64_MAX / 8)
+                return cli_usage(CMD, "--memory: out of range");
+            bits = v * 8;
+            have_memory = 1;
+            break;
+        case O_MESSAGES:
+            if (cli_parse_count(optarg, &messages, &err))
+                return cli_usage(CMD, "--messages: %s", err);
+            if (messages < 1)
+                return cli_usage(CMD, "--messages: must be at least 1");
+            if (messages > ((uint64_t)1 << 50))
+                return cli_usage(CMD, "--messages: at most 2^50");
+            have_messages = 1;
+            break;
+        case O_FP:
+            if (cli_parse_double(optarg, 0.0, 1.0, 0, 0, &eps, &err))
+                return cli_usage(CMD, "--fp: %s (0 < EPS < 1)", err);
+            have_fp = 1;
+            break;
+        case O_MAXK:
+            if (cli_parse_uint(optarg, 1, RBF_MODEL_MAX_HASHES, &v, &err))
+                return cli_usage(CMD, "--max-hashes: %s (1 to %u)", err, RBF_MODEL_MAX_HASHES);
+            o.max_hashes = (unsigned)v;
+            break;
+        case O_HASHING:
+            if (cli_parse_hashing(optarg, &o.non_colliding))
+                return cli_usage(CMD, "--hashing: '%s' is not colliding or non-colliding", optarg);
+            break;
+        case O_RECYCLE:
+            if (cli_parse_recycle(optarg, &o.retaining))
+                return cli_usage(CMD, "--recycle: '%s' is not non-retaining or retaining", optarg);
+            break;
+        case O_JSON:
+            json = 1;
+            break;
+        case O_HELP:
+            help();
+            return cli_finish_stdout(CMD);
+        default:
+            return cli_bad_option(CMD, argc, argv, longopts);
+        }
     }
-    return cli_fail("plan", "not implemented yet");
+    if (optind < argc)
+        return cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if (have_bits && have_memory)
+        return cli_usage(CMD, "--bits and --memory: give one of them");
+    if (have_messages && (have_bits || have_memory))
+        return cli_usage(CMD, "--messages: give either a memory (--bits/--memory) or --messages");
+    if (!have_bits && !have_memory && !have_messages)
+        return cli_usage(CMD, "give --bits, --memory or --messages");
+    if (!have_fp)
+        return cli_usage(CMD, "--fp is required");
+
+    o.progress = cli_progress_cb;
+    o.progress_ctx = NULL;
+    rbf_plan p;
+    int rc;
+    if (!have_messages) {
+        cli_progress_begin("plan", bits);
+        rc = rbf_plan_memory(bits, eps, &o, &p);
+        cli_progress_end();
+        if (rc)
+            return lib_fail(rc);
+        if (json) {
+            printf("{");
+            json_plan_fields(&p, &o);
+            printf("}\n");
+        } else {
+            print_text(&p, &o);
+        }
+        return cli_finish_stdout(CMD);
+    }
+    uint64_t b1 = 0, b2 = 0;
+    cli_progress_begin("plan", 1);
+    rc = rbf_plan_messages(messages, eps, &o, &b1, &p);
+    if (!rc)
+        rc = rbf_plan_messages_two_phase(messages, eps, &o, &b2, NULL);
+    cli_progress_end();
+    if (rc)
+        return lib_fail(rc);
+    if (json) {
+        printf("{\"messages\": %llu, \"two_phase_bits\": %llu, \"two_phase_memory_bytes\": %llu, ",
+               (unsigned long long)messages, (unsigned long long)b2,
+               (unsigned long long)((b2 + 7) / 8));
+        json_plan_fields(&p, &o);
+        printf("}\n");
+    } else {
+        printf("Least memory for %llu messages per cycle at an average false-positive rate\n"
+               "of %.6g: %llu bits (%llu bytes) for a sigma-bounded one-phase filter\n"
+               "(two-phase: %llu bits in all, two filters of %llu).\n\n",
+               (unsigned long long)messages, eps, (unsigned long long)b1,
+               (unsigned long long)((b1 + 7) / 8), (unsigned long long)b2,
+               (unsigned long long)(b2 / 2));
+        print_text(&p, &o);
+    }
+    return cli_finish_stdout(CMD);
 }

@@ -180,8 +180,8 @@ static void window_from_ring(const double *ring, unsigned k, uint64_t sigma, dou
     }
 }
 
-static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double eps, plan_prog *pp,
-                       kres *res)
+static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double eps, double stop_at,
+                       plan_prog *pp, kres *res)
 {
     memset(res, 0, sizeof *res);
     if (M < 2 || (nc && k > M))
@@ -236,6 +236,8 @@ static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double 
         res->sigma = b;
         res->cap = ps.en0;
         f1_best = f1;
+        if (stop_at > 0.0 && ps.en0 >= stop_at)
+            break; /* enough to answer "does this memory hold stop_at?" */
     }
     prog_tick(pp, ticks);
     res->fp = f1_best;
@@ -272,8 +274,8 @@ static int cmp_cand(const void *a, const void *b)
     return x->k < y->k ? -1 : (x->k > y->k);
 }
 
-static int plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int two, plan_prog *pp,
-                      rbf_plan_choice *out, unsigned *evaluated)
+static int plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int two, double target,
+                      plan_prog *pp, rbf_plan_choice *out, unsigned *evaluated)
 {
     memset(out, 0, sizeof *out);
     if (evaluated)
@@ -300,8 +302,10 @@ static int plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int t
             (c[t].ub < out->expected_messages ||
              (c[t].ub == out->expected_messages && c[t].k > out->hashes)))
             continue; /* cannot win */
+        if (target > 0.0 && c[t].ub < target)
+            continue; /* cannot reach the target */
         kres r;
-        if ((rc = sigma_one_k(M, c[t].k, nc, ret, two, eps, pp, &r)) != RBF_MODEL_OK)
+        if ((rc = sigma_one_k(M, c[t].k, nc, ret, two, eps, target, pp, &r)) != RBF_MODEL_OK)
             break;
         if (evaluated)
             (*evaluated)++;
@@ -316,6 +320,8 @@ static int plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int t
             out->expected_messages = r.cap;
             out->fp = r.fp;
         }
+        if (target > 0.0 && out->feasible && out->expected_messages >= target)
+            break; /* some k holds the target: that is all the caller asks */
     }
     free(c);
     return rc;
@@ -520,11 +526,11 @@ int rbf_plan_memory(uint64_t bits, double eps, const rbf_plan_options *o, rbf_pl
     out->target_fp = eps;
     plan_prog pp = {o->progress, o->progress_ctx, 0, bits};
     unsigned K = o->max_hashes;
-    if ((rc = plan_sigma(bits, eps, K, o->non_colliding, o->retaining, 0, &pp, &out->sigma_bounded,
-                         NULL)) != RBF_MODEL_OK)
+    if ((rc = plan_sigma(bits, eps, K, o->non_colliding, o->retaining, 0, 0.0, &pp,
+                         &out->sigma_bounded, NULL)) != RBF_MODEL_OK)
         return rc;
-    if ((rc = plan_sigma(bits / 2, eps, K, o->non_colliding, o->retaining, 1, &pp, &out->two_phase,
-                         NULL)) != RBF_MODEL_OK)
+    if ((rc = plan_sigma(bits / 2, eps, K, o->non_colliding, o->retaining, 1, 0.0, &pp,
+                         &out->two_phase, NULL)) != RBF_MODEL_OK)
         return rc;
     if ((rc = plan_nbounded(bits, eps, K, &pp, out)) != RBF_MODEL_OK)
         return rc;
@@ -557,50 +563,81 @@ static int plan_messages_any(uint64_t messages, double eps, const rbf_plan_optio
     plan_prog pp = {o->progress, o->progress_ctx, 0, 1};
     rbf_plan_choice ch;
     double target = (double)messages;
-#define CAP_AT(Mv, capv)                                                                          \
+#define CAP_AT(Mv, tgt, capv)                                                                     \
     do {                                                                                          \
         uint64_t Mf_ = two ? (Mv) / 2 : (Mv);                                                     \
-        rc = plan_sigma(Mf_, eps, o->max_hashes, o->non_colliding, o->retaining, two, &pp, &ch,   \
-                        NULL);                                                                    \
+        rc = plan_sigma(Mf_, eps, o->max_hashes, o->non_colliding, o->retaining, two, (tgt), &pp, \
+                        &ch, NULL);                                                               \
         if (rc)                                                                                   \
             return rc;                                                                            \
         (capv) = ch.feasible ? ch.expected_messages : 0.0;                                        \
     } while (0)
-    /* classic sizing as the first guess: M ~ N log2(1/eps) / ln 2.
-     * Invariant: cap(lo) < N <= cap(hi); lo = 1 holds (M < 2 holds
-     * nothing), hi = 0 means not found yet. */
+    /* 1. Capacity is nearly proportional to memory: from the classic
+     *    sizing M ~ N log2(1/eps)/ln 2, a few full evaluations and
+     *    proportional steps land within a few bits. */
     double guess = target * log2(1.0 / eps) / log(2.0) * (two ? 2.0 : 1.0);
     uint64_t M = guess < 2.0 ? 2 : (guess > (double)MAXM ? MAXM : (uint64_t)guess);
-    uint64_t lo = 1, hi = 0;
     double cap;
-    for (int iter = 0;; iter++) {
-        CAP_AT(M, cap);
-        if (cap >= target)
-            hi = M;
+    for (int iter = 0; iter < 4; iter++) {
+        CAP_AT(M, 0.0, cap);
+        double nm;
+        if (cap <= 0.0)
+            nm = (double)M * 2.0;
         else
-            lo = M;
-        if (hi && hi - lo <= 1)
+            nm = ceil((double)M * (target / cap));
+        if (nm > (double)MAXM)
+            nm = (double)MAXM;
+        uint64_t next = nm < 2.0 ? 2 : (uint64_t)nm;
+        if (cap > 0.0 && (next > M ? next - M : M - next) <= 2) {
+            M = next;
             break;
-        uint64_t next = 0;
-        if (cap > 0.0 && iter < 8) {
-            /* capacity is nearly proportional to memory: aim just past
-             * the target on the side we need */
-            double nm = (double)M * (target / cap) * (cap >= target ? 0.9995 : 1.0005);
-            nm += cap >= target ? -1.0 : 1.0;
-            if (nm > (double)MAXM)
-                nm = (double)MAXM;
-            next = nm < 2.0 ? 2 : (uint64_t)nm;
         }
-        if (hi) {
-            if (next <= lo || next >= hi)
-                next = lo + (hi - lo) / 2; /* bisection */
-        } else {
-            if (next <= lo)
-                next = lo >= MAXM / 2 ? MAXM : lo * 2;
-            if (lo >= MAXM)
-                return RBF_MODEL_EINVAL; /* more than 2^56 bits */
-        }
+        if (next >= MAXM && M >= MAXM)
+            return RBF_MODEL_EINVAL; /* more than 2^56 bits */
         M = next;
+    }
+    /* 2. Bracket cap(lo) < N <= cap(hi) by steps of doubling width, asking
+     *    only "does M hold N?" (cheaper: the pass stops at N messages and
+     *    k values whose bound is below N are skipped); 3. bisect. */
+    uint64_t lo = 1, hi = 0;
+    CAP_AT(M, target, cap);
+    if (cap >= target) {
+        hi = M;
+        for (uint64_t w = 1;; w *= 2) {
+            uint64_t t = hi > w + 1 ? hi - w : 1;
+            if (t <= 1) {
+                lo = 1;
+                break;
+            }
+            CAP_AT(t, target, cap);
+            if (cap >= target) {
+                hi = t;
+            } else {
+                lo = t;
+                break;
+            }
+        }
+    } else {
+        lo = M;
+        for (uint64_t w = 1;; w *= 2) {
+            if (lo >= MAXM)
+                return RBF_MODEL_EINVAL;
+            uint64_t t = lo + w > MAXM ? MAXM : lo + w;
+            CAP_AT(t, target, cap);
+            if (cap >= target) {
+                hi = t;
+                break;
+            }
+            lo = t;
+        }
+    }
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        CAP_AT(mid, target, cap);
+        if (cap >= target)
+            hi = mid;
+        else
+            lo = mid;
     }
 #undef CAP_AT
     *bits = hi;
