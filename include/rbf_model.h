@@ -179,7 +179,12 @@ RBF_MODEL_API void rbf_plan_options_init(rbf_plan_options *o);
 
 /* For total memory `bits` and target average rate eps (0 < eps < 1): the
  * best k and threshold of every policy, maximising expected messages per
- * cycle (smallest k on ties). */
+ * cycle (smallest k on ties).  Thresholds respect the filter's rules
+ * (k <= sigma < bits per filter), so a choice can be used in an rbf_config
+ * as it is.  A policy that no k <= max_hashes makes reach eps has
+ * feasible = 0.  Fast: k values that cannot win are skipped by a proven
+ * bound (docs/models.md); `rbf plan --bits 16Mi --fp 0.001` takes about a
+ * second. */
 RBF_MODEL_API int rbf_plan_memory(uint64_t bits, double eps, const rbf_plan_options *o,
                                   rbf_plan *out);
 

@@ -61,8 +61,8 @@ static void exhaustive_sigma(uint64_t M, double eps, unsigned K, int nc, int ret
         double *fp = malloc(M * sizeof *fp), *en = malloc(M * sizeof *en);
         assert_int_equal(rbf_model_sigma_curve(&p, M - 1, fp, en), RBF_MODEL_OK);
         for (uint64_t s = M - 1; s >= 1; s--) {
-            if (ret && s < k)
-                break;
+            if (s < k)
+                break; /* the planner keeps the filter's rule sigma >= k */
             double f = fp[s];
             if (two) {
                 if (f > eps)

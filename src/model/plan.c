@@ -197,7 +197,9 @@ static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double 
         rc = RBF_MODEL_ENOMEM;
         goto out;
     }
-    const uint64_t first = ret ? k : 1; /* the smallest valid sigma */
+    /* the smallest sigma the filter accepts: rbf_config_check wants
+     * sigma >= k (a message may need k bits), whatever the recycling */
+    const uint64_t first = k;
     uint64_t ticks = 0;
     for (uint64_t b = 0; b < M; b++) {
         if (++ticks == 0x10000) {
@@ -289,7 +291,7 @@ static int plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int t
     for (unsigned k = 1; k <= K; k++) {
         if (nc && k > M)
             break;
-        if (ret && k >= M)
+        if (k >= M)
             break; /* needs k <= sigma < M */
         c[n].k = k;
         c[n].ub = sigma_cap_upper(M, k, nc, two, eps);

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# model.sh -- `rbf model` gives the values of MODEL.md 6 (JSON, table and
+# CSV forms), echoes its inputs, and treats --phases 2 --bits as the total.
+. "$RBF_SRC/tests/data/cli_lib.bash"
+CMD=model
+
+# jcheck KEY WANT [TOL]: the JSON on $OUT has KEY within TOL relative of WANT
+jcheck() {
+  CHECKS=$((CHECKS + 1))
+  python3 - "$OUT" "$1" "$2" "${3:-1e-10}" <<'PY' || bad "$ARGS: $1 != $2"
+import json, sys
+d = json.load(open(sys.argv[1]))
+key, want, tol = sys.argv[2], sys.argv[3], float(sys.argv[4])
+got = d[key]
+try:
+    w = float(want)
+    ok = isinstance(got, (int, float)) and abs(got - w) <= tol * abs(w)
+except ValueError:
+    ok = str(got) == want
+sys.exit(0 if ok else 1)
+PY
+}
+
+for method in fast paper; do
+  ARGS="--bits 1000 --hashes 3 --sigma 300 --method $method"
+  expect_ok $ARGS --json
+  jcheck fp 0.00750723486414; jcheck expected_messages 119.153581653
+  jcheck bits 1000; jcheck hashes 3; jcheck sigma 300; jcheck phases 1
+  jcheck hashing colliding; jcheck recycle non-retaining; jcheck method $method
+  ARGS="--bits 1000 --hashes 3 --sigma 300 --recycle retaining --method $method"
+  expect_ok $ARGS --json; jcheck fp 0.00757051775451; jcheck recycle retaining
+  ARGS="--bits 1000 --hashes 3 --sigma 300 --hashing non-colliding --method $method"
+  expect_ok $ARGS --json; jcheck fp 0.0074316810054; jcheck expected_messages 119.034682001
+  ARGS="--bits 1000 --hashes 3 --sigma 300 --hashing non-colliding --recycle retaining --method $method"
+  expect_ok $ARGS --json; jcheck fp 0.00749439011159
+  ARGS="--bits 1000 --hashes 1 --sigma 500 --method $method"
+  expect_ok $ARGS --json; jcheck fp 0.278770815295
+  ARGS="--bits 10k --hashes 7 --sigma 6000 --method $method"   # suffix
+  expect_ok $ARGS --json; jcheck fp 0.00498180288102; jcheck expected_messages 1309.30819464
+  jcheck bits 10000
+  # --phases 2: --bits is the total, two filters of 500
+  ARGS="--bits 1000 --hashes 3 --sigma 200 --phases 2 --method $method"
+  expect_ok $ARGS --json; jcheck fp 0.0808680840295; jcheck bits_per_filter 500
+  python3 -c "import json,sys; d=json.load(open('$OUT')); sys.exit(0 if abs(1-(1-d['fp_active'])*(1-d['fp_frozen'])-d['fp'])<1e-15 else 1)" ||
+    bad "$ARGS: fp != 1-(1-fp_active)(1-fp_frozen)"
+done
+
+ARGS="--bits 1000 --hashes 5 --messages 100"
+expect_ok $ARGS --json
+jcheck f_w 0.00944912525434; jcheck f_o 0.00183255166536; jcheck f_a 0.00183879886327
+jcheck exact_worst 0.00948248425817; jcheck exact_oracle 0.00183942003614
+jcheck exact_real 0.00185310094183; jcheck messages 100
+ARGS="--bits 1000 --hashes 5 --messages 200"
+expect_ok $ARGS --json; jcheck exact_real 0.0257235481745
+
+# readable table: the values, aligned, no JSON
+ARGS="--bits 1000 --hashes 3 --sigma 300"
+expect_ok $ARGS
+CHECKS=$((CHECKS + 1))
+grep -q "^fp  *0.00750723486414" "$OUT" && grep -q "^expected_messages  *119.153581653" "$OUT" ||
+  bad "$ARGS: table lacks the values"
+
+# --curve: header, one row per sigma 1..S, last row equal to the point value
+ARGS="--bits 1000 --hashes 3 --sigma 300 --curve"
+expect_ok $ARGS
+CHECKS=$((CHECKS + 1))
+[ "$(head -1 "$OUT")" = "sigma,fp,expected_messages" ] && [ "$(wc -l <"$OUT")" -eq 301 ] &&
+  awk -F, 'END { exit !($1 == 300 && ($2 - 0.00750723486414)^2 < 1e-26) }' "$OUT" ||
+  bad "$ARGS: wrong CSV"
+ARGS="--bits 1000 --hashes 3 --sigma 200 --phases 2 --curve"
+expect_ok $ARGS
+CHECKS=$((CHECKS + 1))
+[ "$(head -1 "$OUT")" = "sigma,fp,fp_active,fp_frozen,expected_messages" ] &&
+  awk -F, 'END { exit !($1 == 200 && ($2 - 0.0808680840295)^2 < 1e-24) }' "$OUT" ||
+  bad "$ARGS: wrong CSV"
+ARGS="--bits 1000 --hashes 5 --messages 200 --curve"
+expect_ok $ARGS
+CHECKS=$((CHECKS + 1))
+[ "$(wc -l <"$OUT")" -eq 201 ] && awk -F, 'NR == 101 { ok = ($1 == 100 && ($7 - 0.00185310094183)^2 < 1e-26) } END { exit !ok }' "$OUT" ||
+  bad "$ARGS: wrong CSV"
+ARGS="--bits 1000 --hashes 3 --sigma 10 --recycle retaining --curve"
+expect_ok $ARGS
+CHECKS=$((CHECKS + 1))
+[ "$(sed -n 2p "$OUT" | cut -d, -f1)" = 3 ] || bad "$ARGS: retaining curve should start at sigma = k"
+
+# usage errors specific to this command
+expect_usage "--sigma" --bits 1000 --hashes 5 --sigma 4 --recycle retaining
+expect_usage "--phases" --bits 1000 --hashes 5 --messages 100 --phases 2
+expect_usage "--curve" --bits 1000 --hashes 5 --sigma 100 --curve --json
+expect_usage "--bits" --hashes 5 --sigma 100
+expect_usage "--hashes" --bits 1000 --sigma 100
+finish

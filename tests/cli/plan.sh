@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# plan.sh -- `rbf plan` reproduces the planner example of MODEL.md 6 (JSON
+# and table), honours --memory, --max-hashes and the variants, answers the
+# least-memory question consistently with the forward plan, and rejects
+# contradictory options with exit 2.
+. "$RBF_SRC/tests/data/cli_lib.bash"
+CMD=plan
+
+# jq-like check: jcheck PYTHON-EXPRESSION-ON-d
+jcheck() {
+  CHECKS=$((CHECKS + 1))
+  python3 -c "import json,sys; d=json.load(open('$OUT')); sys.exit(0 if ($1) else 1)" ||
+    bad "$ARGS: not ($1)"
+}
+
+for K in 14 32; do
+  ARGS="--bits 1000 --fp 0.01 --max-hashes $K --json"
+  expect_ok $ARGS
+  jcheck "d['sigma_bounded']['hashes'] == 6 and d['sigma_bounded']['sigma'] == 606"
+  jcheck "abs(d['sigma_bounded']['expected_messages'] - 155.5) < 0.05"
+  jcheck "d['average_n']['hashes'] == 6 and d['average_n']['messages'] == 155"
+  jcheck "d['oracle_n']['hashes'] == 5 and d['oracle_n']['messages'] == 155"
+  jcheck "d['worst_case']['hashes'] == 7 and d['worst_case']['messages'] == 104"
+  jcheck "d['worst_case']['gain_vs_worst_case'] == 1"
+  jcheck "abs(d['sigma_bounded']['gain_vs_worst_case'] - d['sigma_bounded']['expected_messages'] / 104) < 1e-12"
+  jcheck "all(d[p]['fp'] <= 0.01 for p in ('sigma_bounded', 'average_n', 'oracle_n', 'worst_case', 'two_phase'))"
+  jcheck "d['two_phase']['bits_per_filter'] == 500 and d['max_hashes'] == $K and d['bits'] == 1000"
+done
+
+# --memory in bytes: 125 bytes = 1000 bits, the same plan
+ARGS="--memory 125 --fp 0.01 --json"
+expect_ok $ARGS
+jcheck "d['bits'] == 1000 and d['sigma_bounded']['sigma'] == 606"
+# the plan agrees with rbf model at its choice
+ARGS="--bits 1000 --fp 0.01 --json"
+expect_ok $ARGS
+fp=$(python3 -c "import json; print(json.load(open('$OUT'))['sigma_bounded']['fp'])")
+ARGS="--bits 1000 --hashes 6 --sigma 606 --json"
+CMD=model expect_ok $ARGS
+jcheck "abs(d['fp'] - $fp) < 1e-15 and d['fp'] <= 0.01"
+ARGS="--bits 1000 --hashes 6 --sigma 607 --json"
+CMD=model expect_ok $ARGS
+jcheck "d['fp'] > 0.01"
+
+# human output leads with the recommendation and the gain over worst case
+ARGS="--bits 1000 --fp 0.01"
+expect_ok $ARGS
+CHECKS=$((CHECKS + 1))
+head -1 "$OUT" | grep -q "^Recommended: sigma-bounded one-phase filter of 1000 bits" &&
+  grep -q "+50% messages per cycle vs classic worst-case sizing (k = 7, N = 104)" "$OUT" &&
+  grep -q "\.hashes = 6, \.sigma = 606" "$OUT" &&
+  grep -q "^  two-phase " "$OUT" || bad "$ARGS: human output"
+
+# variants reach the planner
+ARGS="--bits 1000 --fp 0.01 --hashing non-colliding --recycle retaining --json"
+expect_ok $ARGS
+jcheck "d['hashing'] == 'non-colliding' and d['recycle'] == 'retaining' and d['sigma_bounded']['feasible']"
+
+# an unreachable target is an answer, not an error
+ARGS="--bits 10 --fp 1e-12 --json"
+expect_ok $ARGS
+jcheck "d['sigma_bounded']['feasible'] is False and d['sigma_bounded']['hashes'] is None"
+
+# least memory: N per cycle fits in `bits` and not in bits - 1
+ARGS="--messages 155 --fp 0.01 --json"
+expect_ok $ARGS
+jcheck "d['messages'] == 155 and d['sigma_bounded']['expected_messages'] >= 155 and d['bits'] <= 1000"
+b=$(python3 -c "import json; print(json.load(open('$OUT'))['bits'])")
+ARGS="--bits $((b - 1)) --fp 0.01 --json"
+expect_ok $ARGS
+jcheck "not d['sigma_bounded']['feasible'] or d['sigma_bounded']['expected_messages'] < 155"
+ARGS="--messages 1k --fp 0.001"
+expect_ok $ARGS
+CHECKS=$((CHECKS + 1))
+head -1 "$OUT" | grep -q "^Least memory for 1000 messages per cycle" || bad "$ARGS: human output"
+
+expect_usage "--memory" --bits 1000 --memory 1KiB --fp 0.01
+expect_usage "--messages" --bits 1000 --messages 100 --fp 0.01
+expect_usage "--max-hashes" --bits 1000 --fp 0.01 --max-hashes 257
+finish
