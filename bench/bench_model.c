@@ -1,12 +1,273 @@
 /*
- * bench_model.c -- `rbf bench model`.  Not implemented yet: arrives with its issue.
+ * bench_model.c -- `rbf bench model`: the cost of a full sigma sweep (every
+ * sigma = 1..M-1, f_sigma^1 and E[N_0]) by the renewal pass (one pass,
+ * O(kM)) and by the paper's method (one O(k^2 sigma) solve per sigma, so
+ * O(k^2 M^2) for the sweep), and the time of `rbf plan` at large M.
+ *
+ * The paper's sweep is timed directly while its estimated total stays
+ * under --budget seconds; beyond that a sample of sigma values is timed,
+ * time(sigma) = a + b sigma is fitted (the method is linear in sigma) and
+ * the sweep is extrapolated as sum_{sigma<M} (a + b sigma): those rows say
+ * "extrapolated".  All times are CPU seconds of this process.
  */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
 #include "bench.h"
 #include "cli.h"
+#include "rbf_model.h"
+
+static const char *const CMD = "bench";
+
+/* CPU time of this (single-threaded) process: the machine may be shared,
+ * and wall-clock time would measure the neighbours. */
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void help(void)
+{
+    printf("Usage: rbf bench model [OPTIONS]   (or build/rbf-bench model)\n"
+           "\n"
+           "Full sigma sweep (sigma = 1..M-1) by the renewal pass and by the paper's\n"
+           "method for M = 2^10 .. 2^MAXLOG, then rbf plan at M = 2^20, 2^24, 2^30.\n"
+           "\n"
+           "  --hashes K      k for the sweeps (default 4)\n"
+           "  --max-log L     largest M = 2^L for the sweeps (default 20)\n"
+           "  --budget S      time the paper's sweep directly when it is estimated to\n"
+           "                  take under S seconds, else extrapolate (default 60)\n"
+           "  --fp EPS        target rate for the plan timings (default 0.001)\n"
+           "  --plan-logs A,B,..  plan sizes as powers of two (default 20,24,30)\n"
+           "  --quick         small sizes only (M up to 2^14, plans at 2^16, 2^20)\n"
+           "  --json          one JSON object\n"
+           "  --help          this text\n");
+}
+
+enum { O_HASHES = 256, O_MAXLOG, O_BUDGET, O_FP, O_PLANLOGS, O_QUICK, O_JSON, O_HELP };
+
+static const struct option longopts[] = {
+    {"hashes", required_argument, NULL, O_HASHES}, {"max-log", required_argument, NULL, O_MAXLOG},
+    {"budget", required_argument, NULL, O_BUDGET}, {"fp", required_argument, NULL, O_FP},
+    {"plan-logs", required_argument, NULL, O_PLANLOGS}, {"quick", no_argument, NULL, O_QUICK},
+    {"json", no_argument, NULL, O_JSON},           {"help", no_argument, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+typedef struct sweep_row {
+    unsigned log2m;
+    double fast_s;
+    double paper_s;
+    int extrapolated;
+} sweep_row;
+
+/* Seconds for the fast sweep of M (repeated until 0.2 s for precision). */
+static int time_fast(uint64_t M, unsigned k, double *secs)
+{
+    rbf_model_params p;
+    rbf_model_params_init(&p);
+    p.bits = M;
+    p.hashes = k;
+    double *fp = malloc(M * sizeof *fp), *en = malloc(M * sizeof *en);
+    if (!fp || !en) {
+        free(fp);
+        free(en);
+        return -1;
+    }
+    int reps = 0;
+    double t0 = now_s(), t;
+    do {
+        if (rbf_model_sigma_curve(&p, M - 1, fp, en) != RBF_MODEL_OK) {
+            free(fp);
+            free(en);
+            return -1;
+        }
+        reps++;
+        t = now_s() - t0;
+    } while (t < 0.2);
+    *secs = t / reps;
+    free(fp);
+    free(en);
+    return 0;
+}
+
+static double time_paper_one(uint64_t M, unsigned k, uint64_t s)
+{
+    rbf_model_params p;
+    rbf_model_params_init(&p);
+    p.bits = M;
+    p.hashes = k;
+    p.method = RBF_MODEL_PAPER;
+    rbf_model_sigma_result r;
+    double t0 = now_s();
+    (void)rbf_model_sigma(&p, s, &r);
+    return now_s() - t0;
+}
+
+/* Least squares fit of t = a + b s over samples; returns the sweep sum. */
+static double extrapolate(uint64_t M, unsigned k, int nsamp)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (int i = 1; i <= nsamp; i++) {
+        uint64_t s = (uint64_t)((double)(M - 1) * i / nsamp);
+        if (s < 1)
+            s = 1;
+        double t = time_paper_one(M, k, s);
+        double x = (double)s;
+        sx += x;
+        sy += t;
+        sxx += x * x;
+        sxy += x * t;
+    }
+    double n = nsamp;
+    double b = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    double a = (sy - b * sx) / n;
+    if (b < 0)
+        b = 0;
+    if (a < 0)
+        a = 0;
+    double Mm1 = (double)(M - 1);
+    return Mm1 * a + b * Mm1 * (Mm1 + 1) / 2.0;
+}
 
 int bench_model_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cli_fail("bench", "benchmark 'model' is not implemented yet");
+    unsigned k = 4, maxlog = 20;
+    double budget = 60.0, eps = 0.001;
+    unsigned plan_logs[8] = {20, 24, 30};
+    unsigned nplan = 3;
+    int json = 0, opt;
+    uint64_t v;
+    const char *err;
+    cli_getopt_reset();
+    while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+        switch (opt) {
+        case O_HASHES:
+            if (cli_parse_uint(optarg, 1, RBF_MODEL_MAX_HASHES, &v, &err))
+                return cli_usage(CMD, "--hashes: %s", err);
+            k = (unsigned)v;
+            break;
+        case O_MAXLOG:
+            if (cli_parse_uint(optarg, 10, 30, &v, &err))
+                return cli_usage(CMD, "--max-log: %s (10 to 30)", err);
+            maxlog = (unsigned)v;
+            break;
+        case O_BUDGET:
+            if (cli_parse_double(optarg, 0.0, 1e6, 0, 1, &budget, &err))
+                return cli_usage(CMD, "--budget: %s", err);
+            break;
+        case O_FP:
+            if (cli_parse_double(optarg, 0.0, 1.0, 0, 0, &eps, &err))
+                return cli_usage(CMD, "--fp: %s", err);
+            break;
+        case O_PLANLOGS: {
+            nplan = 0;
+            char *s = optarg, *end;
+            while (*s && nplan < 8) {
+                unsigned long x = strtoul(s, &end, 10);
+                if (end == s || x < 2 || x > 40)
+                    return cli_usage(CMD, "--plan-logs: a list of powers 2..40 like 20,24,30");
+                plan_logs[nplan++] = (unsigned)x;
+                s = *end == ',' ? end + 1 : end;
+                if (*end && *end != ',')
+                    return cli_usage(CMD, "--plan-logs: a list of powers 2..40 like 20,24,30");
+            }
+            if (!nplan)
+                return cli_usage(CMD, "--plan-logs: a list of powers 2..40 like 20,24,30");
+            break;
+        }
+        case O_QUICK:
+            maxlog = 14;
+            budget = 2.0;
+            plan_logs[0] = 16;
+            plan_logs[1] = 20;
+            nplan = 2;
+            break;
+        case O_JSON:
+            json = 1;
+            break;
+        case O_HELP:
+            help();
+            return cli_finish_stdout(CMD);
+        default:
+            return cli_bad_option(CMD, argc, argv, longopts);
+        }
+    }
+    if (optind < argc)
+        return cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+
+    sweep_row rows[32];
+    unsigned nrows = 0;
+    if (!json)
+        printf("Full sigma sweep (sigma = 1..M-1, fp and E[N_0]), k = %u, colliding, "
+               "non-retaining (CPU seconds)\n  %-8s %14s %16s %12s\n",
+               k, "M", "renewal pass", "paper's method", "speed-up");
+    for (unsigned L = 10; L <= maxlog; L++) {
+        uint64_t M = (uint64_t)1 << L;
+        sweep_row *r = &rows[nrows++];
+        r->log2m = L;
+        if (time_fast(M, k, &r->fast_s))
+            return cli_fail(CMD, "out of memory at M = 2^%u", L);
+        double est = extrapolate(M, k, 8);
+        if (est < budget) {
+            double t0 = now_s();
+            for (uint64_t s = 1; s < M; s++)
+                (void)time_paper_one(M, k, s);
+            r->paper_s = now_s() - t0;
+            r->extrapolated = 0;
+        } else {
+            r->paper_s = extrapolate(M, k, 16);
+            r->extrapolated = 1;
+        }
+        if (!json) {
+            printf("  2^%-6u %12.6f s %14.3f s %11.0fx%s\n", L, r->fast_s, r->paper_s,
+                   r->paper_s / r->fast_s, r->extrapolated ? "  (paper: extrapolated)" : "");
+            fflush(stdout);
+        }
+    }
+    double plan_s[8];
+    if (!json)
+        printf("\nrbf plan --bits M --fp %g (all five policies, k <= 32; CPU seconds)\n", eps);
+    for (unsigned i = 0; i < nplan; i++) {
+        rbf_plan p;
+        double t0 = now_s();
+        int rc = rbf_plan_memory((uint64_t)1 << plan_logs[i], eps, NULL, &p);
+        plan_s[i] = now_s() - t0;
+        if (rc)
+            return cli_fail(CMD, "rbf_plan_memory failed at 2^%u", plan_logs[i]);
+        if (!json) {
+            printf("  2^%-6u %10.3f s   (sigma-bounded k = %u, sigma = %llu)\n", plan_logs[i],
+                   plan_s[i], p.sigma_bounded.hashes, (unsigned long long)p.sigma_bounded.sigma);
+            fflush(stdout);
+        }
+    }
+    if (json) {
+        printf("{\"clock\": \"cpu\", \"hashes\": %u, \"sweeps\": [", k);
+        for (unsigned i = 0; i < nrows; i++) {
+            printf("%s{\"bits\": %llu, \"fast_seconds\": ", i ? ", " : "",
+                   (unsigned long long)((uint64_t)1 << rows[i].log2m));
+            cli_json_double(stdout, rows[i].fast_s);
+            printf(", \"paper_seconds\": ");
+            cli_json_double(stdout, rows[i].paper_s);
+            printf(", \"paper_extrapolated\": %s, \"speedup\": ",
+                   rows[i].extrapolated ? "true" : "false");
+            cli_json_double(stdout, rows[i].paper_s / rows[i].fast_s);
+            printf("}");
+        }
+        printf("], \"plan_fp\": ");
+        cli_json_double(stdout, eps);
+        printf(", \"plans\": [");
+        for (unsigned i = 0; i < nplan; i++) {
+            printf("%s{\"bits\": %llu, \"seconds\": ", i ? ", " : "",
+                   (unsigned long long)((uint64_t)1 << plan_logs[i]));
+            cli_json_double(stdout, plan_s[i]);
+            printf("}");
+        }
+        printf("]}\n");
+    }
+    return cli_finish_stdout(CMD);
 }
