@@ -35,7 +35,8 @@ struct rbf {
 void rbf__positions(const struct rbf *f, uint64_t hash, uint64_t *pos);
 
 /* The same positions by the path the filter's hot path uses (AVX-512 when
- * f->simd); pos must hold f->cfg.hashes entries.  For tests. */
+ * f->simd); pos must hold f->cfg.hashes rounded up to a multiple of 8
+ * entries (those past k are scratch).  For tests. */
 void rbf__positions_fast(const struct rbf *f, uint64_t hash, uint64_t *pos);
 
 /* Allocate the bit arrays of a checked configuration (zeroed). */
