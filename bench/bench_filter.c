@@ -17,9 +17,10 @@
  *                     operation over a buffer of the same size, with
  *                     precomputed indices and nothing else to do: read-
  *                     modify-write (the pattern of an insertion) and read
- *                     only.  Four kernels (plain loop or prefetching ahead;
- *                     4 KiB pages or transparent huge pages) are run and the
- *                     fastest is the limit: the best the memory system does.
+ *                     only.  Six kernels (a plain loop, or prefetching 16
+ *                     operations ahead into L1 or into L2; 4 KiB pages or
+ *                     transparent huge pages) are run and the fastest is
+ *                     the limit: the best the memory system does.
  *
  * Method: each measurement is `reps` timed rounds of `keys` operations after
  * one warm-up round; the rounds of all measurements of a size are
@@ -60,7 +61,7 @@
 #define CMD "bench filter"
 #define CHUNK 4096u            /* operations per timed chunk */
 #define KEY_LEN 16u            /* bytes per key */
-#define LIMIT_AHEAD 16u        /* prefetch distance of the limit kernel, in operations */
+#define LIMIT_AHEAD 16u        /* prefetch distance of the limit kernels, in operations */
 #define MAX_SIZES 16
 #define MAX_REPS 1000
 
@@ -117,10 +118,15 @@ enum impl_kind {
     IMPL_RBF_SINGLE,
     IMPL_RBF_BATCH,
     IMPL_LIBBLOOM,
-    IMPL_LIMIT_PLAIN_4K,
-    IMPL_LIMIT_AHEAD_4K,
+    /* the limit kernels: loop / prefetch into L1 / prefetch into L2, on 4 KiB
+     * pages or huge pages (keep IMPL_LIMIT_FIRST first) */
+    IMPL_LIMIT_FIRST,
+    IMPL_LIMIT_PLAIN_4K = IMPL_LIMIT_FIRST,
+    IMPL_LIMIT_L1_4K,
+    IMPL_LIMIT_L2_4K,
     IMPL_LIMIT_PLAIN_HUGE,
-    IMPL_LIMIT_AHEAD_HUGE
+    IMPL_LIMIT_L1_HUGE,
+    IMPL_LIMIT_L2_HUGE
 };
 
 typedef struct measure {
@@ -247,16 +253,21 @@ static void limit_rmw_plain(uint64_t *w, const uint32_t *idx, size_t n, unsigned
         w[idx[i]] |= 1ULL << (i & 63);
 }
 
-static void limit_rmw_ahead(uint64_t *w, const uint32_t *idx, size_t n, unsigned k)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (i + LIMIT_AHEAD < n)
-            for (unsigned j = 0; j < k; j++)
-                __builtin_prefetch(&w[idx[(i + LIMIT_AHEAD) * k + j]], 1, 3);
-        for (unsigned j = 0; j < k; j++)
-            w[idx[i * k + j]] |= 1ULL << j;
+/* Prefetching LIMIT_AHEAD operations ahead, into L1 (locality 3) or L2
+ * (locality 2); the locality must be a constant, hence the macro. */
+#define LIMIT_RMW_AHEAD(name, loc)                                                   \
+    static void name(uint64_t *w, const uint32_t *idx, size_t n, unsigned k)        \
+    {                                                                                \
+        for (size_t i = 0; i < n; i++) {                                             \
+            if (i + LIMIT_AHEAD < n)                                                 \
+                for (unsigned j = 0; j < k; j++)                                     \
+                    __builtin_prefetch(&w[idx[(i + LIMIT_AHEAD) * k + j]], 1, loc); \
+            for (unsigned j = 0; j < k; j++)                                         \
+                w[idx[i * k + j]] |= 1ULL << j;                                      \
+        }                                                                            \
     }
-}
+LIMIT_RMW_AHEAD(limit_rmw_l1, 3)
+LIMIT_RMW_AHEAD(limit_rmw_l2, 2)
 
 static uint64_t limit_read_plain(const uint64_t *w, const uint32_t *idx, size_t n, unsigned k)
 {
@@ -266,18 +277,21 @@ static uint64_t limit_read_plain(const uint64_t *w, const uint32_t *idx, size_t 
     return acc;
 }
 
-static uint64_t limit_read_ahead(const uint64_t *w, const uint32_t *idx, size_t n, unsigned k)
-{
-    uint64_t acc = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i + LIMIT_AHEAD < n)
-            for (unsigned j = 0; j < k; j++)
-                __builtin_prefetch(&w[idx[(i + LIMIT_AHEAD) * k + j]], 0, 3);
-        for (unsigned j = 0; j < k; j++)
-            acc ^= w[idx[i * k + j]];
+#define LIMIT_READ_AHEAD(name, loc)                                                       \
+    static uint64_t name(const uint64_t *w, const uint32_t *idx, size_t n, unsigned k)   \
+    {                                                                                     \
+        uint64_t acc = 0;                                                                 \
+        for (size_t i = 0; i < n; i++) {                                                  \
+            if (i + LIMIT_AHEAD < n)                                                      \
+                for (unsigned j = 0; j < k; j++)                                          \
+                    __builtin_prefetch(&w[idx[(i + LIMIT_AHEAD) * k + j]], 0, loc);      \
+            for (unsigned j = 0; j < k; j++)                                              \
+                acc ^= w[idx[i * k + j]];                                                 \
+        }                                                                                 \
+        return acc;                                                                       \
     }
-    return acc;
-}
+LIMIT_READ_AHEAD(limit_read_l1, 3)
+LIMIT_READ_AHEAD(limit_read_l2, 2)
 
 #ifdef RBF_HAVE_LIBBLOOM
 /* libbloom's bits per entry for k hashes: it takes ceil(bpe ln 2) hashes;
@@ -324,9 +338,8 @@ static double run_chunk(ctx *c, const measure *m, size_t n)
     }
 #endif
     const uint64_t *lw = NULL;
-    if (m->impl >= IMPL_LIMIT_PLAIN_4K)
-        lw = (m->impl == IMPL_LIMIT_PLAIN_4K || m->impl == IMPL_LIMIT_AHEAD_4K) ? c->lim4k.w
-                                                                                : c->limhuge.w;
+    if (m->impl >= IMPL_LIMIT_FIRST)
+        lw = m->impl < IMPL_LIMIT_PLAIN_HUGE ? c->lim4k.w : c->limhuge.w;
     t0 = now_ns();
     switch (m->impl) {
     case IMPL_RBF_SINGLE:
@@ -365,12 +378,19 @@ static double run_chunk(ctx *c, const measure *m, size_t n)
         else
             r = (int64_t)limit_read_plain(lw, c->idx, n, k);
         break;
-    case IMPL_LIMIT_AHEAD_4K:
-    case IMPL_LIMIT_AHEAD_HUGE:
+    case IMPL_LIMIT_L1_4K:
+    case IMPL_LIMIT_L1_HUGE:
         if (m->op == OP_LIMIT_RMW)
-            limit_rmw_ahead((uint64_t *)(uintptr_t)lw, c->idx, n, k);
+            limit_rmw_l1((uint64_t *)(uintptr_t)lw, c->idx, n, k);
         else
-            r = (int64_t)limit_read_ahead(lw, c->idx, n, k);
+            r = (int64_t)limit_read_l1(lw, c->idx, n, k);
+        break;
+    case IMPL_LIMIT_L2_4K:
+    case IMPL_LIMIT_L2_HUGE:
+        if (m->op == OP_LIMIT_RMW)
+            limit_rmw_l2((uint64_t *)(uintptr_t)lw, c->idx, n, k);
+        else
+            r = (int64_t)limit_read_l2(lw, c->idx, n, k);
         break;
     }
     t1 = now_ns();
@@ -573,7 +593,7 @@ static int run_size(ctx *c, size_result *sr)
         sr->fill_bloom = bloom_fill(&c->blc);
 #endif
 
-    measure *ms = calloc(24, sizeof *ms);
+    measure *ms = calloc(32, sizeof *ms);
     size_t nm = 0;
     if (!ms) {
         rc = cli_fail(CMD, "out of memory");
@@ -589,11 +609,16 @@ static int run_size(ctx *c, size_result *sr)
     add_measure(ms, &nm, OP_INSERT, IMPL_RBF_BATCH, ins, "rbf_insert_keys");
     if (bl_ok)
         add_measure(ms, &nm, OP_INSERT, IMPL_LIBBLOOM, ins, "libbloom bloom_add");
-    add_measure(ms, &nm, OP_LIMIT_RMW, IMPL_LIMIT_PLAIN_4K, ins, "limit: k line RMW, loop, 4K");
-    add_measure(ms, &nm, OP_LIMIT_RMW, IMPL_LIMIT_AHEAD_4K, ins, "limit: k line RMW, prefetch, 4K");
-    add_measure(ms, &nm, OP_LIMIT_RMW, IMPL_LIMIT_PLAIN_HUGE, ins, "limit: k line RMW, loop, huge");
-    add_measure(ms, &nm, OP_LIMIT_RMW, IMPL_LIMIT_AHEAD_HUGE, ins,
-                "limit: k line RMW, prefetch, huge");
+    static const char *const lim_rmw[] = {
+        "limit: k line RMW, loop, 4K",  "limit: k line RMW, prefetch L1, 4K",
+        "limit: k line RMW, prefetch L2, 4K", "limit: k line RMW, loop, huge",
+        "limit: k line RMW, prefetch L1, huge", "limit: k line RMW, prefetch L2, huge"};
+    static const char *const lim_read[] = {
+        "limit: k line read, loop, 4K",  "limit: k line read, prefetch L1, 4K",
+        "limit: k line read, prefetch L2, 4K", "limit: k line read, loop, huge",
+        "limit: k line read, prefetch L1, huge", "limit: k line read, prefetch L2, huge"};
+    for (int v = 0; v < 6; v++)
+        add_measure(ms, &nm, OP_LIMIT_RMW, (enum impl_kind)(IMPL_LIMIT_FIRST + v), ins, lim_rmw[v]);
     add_measure(ms, &nm, OP_CONTAINS_ABSENT, IMPL_RBF_SINGLE, cab, "rbf_contains");
     add_measure(ms, &nm, OP_CONTAINS_ABSENT, IMPL_RBF_BATCH, cab, "rbf_contains_keys");
     if (bl_ok)
@@ -602,13 +627,9 @@ static int run_size(ctx *c, size_result *sr)
     add_measure(ms, &nm, OP_CONTAINS_PRESENT, IMPL_RBF_BATCH, cpr, "rbf_contains_keys");
     if (bl_ok)
         add_measure(ms, &nm, OP_CONTAINS_PRESENT, IMPL_LIBBLOOM, cpr, "libbloom bloom_check");
-    add_measure(ms, &nm, OP_LIMIT_READ, IMPL_LIMIT_PLAIN_4K, "contains", "limit: k line read, loop, 4K");
-    add_measure(ms, &nm, OP_LIMIT_READ, IMPL_LIMIT_AHEAD_4K, "contains",
-                "limit: k line read, prefetch, 4K");
-    add_measure(ms, &nm, OP_LIMIT_READ, IMPL_LIMIT_PLAIN_HUGE, "contains",
-                "limit: k line read, loop, huge");
-    add_measure(ms, &nm, OP_LIMIT_READ, IMPL_LIMIT_AHEAD_HUGE, "contains",
-                "limit: k line read, prefetch, huge");
+    for (int v = 0; v < 6; v++)
+        add_measure(ms, &nm, OP_LIMIT_READ, (enum impl_kind)(IMPL_LIMIT_FIRST + v), "contains",
+                    lim_read[v]);
     sr->ms = ms;
     sr->nms = nm;
     for (size_t i = 0; i < nm; i++) {
@@ -655,7 +676,7 @@ out:
 
 /* ---- reporting */
 
-static int is_limit(const measure *m) { return m->impl >= IMPL_LIMIT_PLAIN_4K; }
+static int is_limit(const measure *m) { return m->impl >= IMPL_LIMIT_FIRST; }
 
 /* The fastest limit kernel for op (median ns/op), or 0. */
 static double best_limit(const size_result *sr, enum op_kind op, const measure **which)
