@@ -199,32 +199,6 @@ int rbf_model_sigma_curve(const rbf_model_params *p, uint64_t sigma_max, double 
         return rc;
     if (sigma_max >= p->bits)
         return RBF_MODEL_EINVAL;
-    if (p->method == RBF_MODEL_PAPER) {
-        /* The paper's method has no curve: one O(k^2 sigma) solve per point.
-         * Points where the model is undefined (sigma = 0; retaining with
-         * sigma < k) get the fast pass's formula value. */
-        rbf_model_sigma_result r;
-        rbf_model_params q = *p;
-        q.progress = NULL;
-        for (uint64_t s = 0; s <= sigma_max; s++) {
-            if (model_progress(p, s, sigma_max + 1))
-                return RBF_MODEL_ECANCELED;
-            if (check_sigma(&q, s) == RBF_MODEL_OK) {
-                rc = rbf_model_sigma(&q, s, &r);
-            } else {
-                q.method = RBF_MODEL_FAST;
-                rc = s == 0 ? (r.fp = 0.0, r.expected_messages = 0.0, 0) : rbf_model_sigma(&q, s, &r);
-                q.method = RBF_MODEL_PAPER;
-            }
-            if (rc)
-                return rc;
-            if (fp)
-                fp[s] = r.fp;
-            if (en0)
-                en0[s] = r.expected_messages;
-        }
-        return RBF_MODEL_OK;
-    }
     model_pass ps;
     rc = model_pass_init(&ps, p->bits, p->hashes, p->non_colliding);
     if (rc)
@@ -241,5 +215,25 @@ int rbf_model_sigma_curve(const rbf_model_params *p, uint64_t sigma_max, double 
             en0[b] = ps.en0;
     }
     model_pass_free(&ps);
+    if (p->method == RBF_MODEL_PAPER) {
+        /* The paper's method has no curve: one O(k^2 sigma) solve per
+         * point.  Points where the model is undefined (sigma = 0; retaining
+         * with sigma < k) keep the renewal formula's value from above. */
+        rbf_model_sigma_result r;
+        rbf_model_params q = *p;
+        q.progress = NULL;
+        for (uint64_t s = 1; s <= sigma_max; s++) {
+            if (model_progress(p, s, sigma_max + 1))
+                return RBF_MODEL_ECANCELED;
+            if (check_sigma(&q, s) != RBF_MODEL_OK)
+                continue;
+            if ((rc = rbf_model_sigma(&q, s, &r)) != RBF_MODEL_OK)
+                return rc;
+            if (fp)
+                fp[s] = r.fp;
+            if (en0)
+                en0[s] = r.expected_messages;
+        }
+    }
     return RBF_MODEL_OK;
 }

@@ -83,6 +83,16 @@ expect_ok $ARGS
 CHECKS=$((CHECKS + 1))
 [ "$(sed -n 2p "$OUT" | cut -d, -f1)" = 3 ] || bad "$ARGS: retaining curve should start at sigma = k"
 
+# --curve --method paper: the same curve from the paper's method
+for rec in non-retaining retaining; do
+  ARGS="--bits 100 --hashes 3 --sigma 60 --recycle $rec --curve"
+  expect_ok $ARGS; cp "$OUT" "$WORK/fast.csv"
+  expect_ok $ARGS --method paper
+  CHECKS=$((CHECKS + 1))
+  paste -d, "$WORK/fast.csv" "$OUT" | awk -F, 'NR > 1 { for (i = 2; i <= 3; i++) { d = $i - $(i + 3); if (d < 0) d = -d; if (d > 1e-10 * $i) bad = 1 } } END { exit bad }' ||
+    bad "$ARGS: fast and paper curves differ"
+done
+
 # usage errors specific to this command
 expect_usage "--sigma" --bits 1000 --hashes 5 --sigma 4 --recycle retaining
 expect_usage "--phases" --bits 1000 --hashes 5 --messages 100 --phases 2
