@@ -616,8 +616,13 @@ RBF_AVX512 static int contains1_gather(const struct rbf *f, uint64_t hash)
     __m512i p = stream8(hash, 0, f->m);
     __m512i widx = _mm512_srli_epi64(p, 6);
     __m512i bit = _mm512_sllv_epi64(_mm512_set1_epi64(1), _mm512_and_si512(p, _mm512_set1_epi64(63)));
-    __m512i words = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), km, widx,
-                                                (const void *)f->active, 8);
+    /* all eight lanes are gathered (the lanes past k hold valid positions
+     * too) and only the first k tested */
+#pragma GCC diagnostic push /* without optimisation GCC's immintrin.h makes the gather a */
+#pragma GCC diagnostic ignored "-Wconversion" /* macro that converts its mask to char */
+#pragma GCC diagnostic ignored "-Wsign-conversion"
+    __m512i words = _mm512_i64gather_epi64(widx, (const void *)f->active, 8);
+#pragma GCC diagnostic pop
     return _mm512_mask_test_epi64_mask(km, words, bit) == km;
 }
 
