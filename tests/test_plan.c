@@ -144,10 +144,16 @@ static void test_nbounded_exhaustive(void **state)
             for (unsigned k = 1; k <= 32; k++) {
                 long double so = 0, sr = 0;
                 uint64_t nw = 0, no = 0, na = 0;
+                /* z = (1-1/M)^{kN} by long-double products (drift ~N ulps of
+                 * 1e-19), f = (1-z)^k by k products */
+                const long double q = powl(1.0L - 1.0L / M, (long double)k);
+                long double z = 1.0L, fN = 0.0L;
                 for (uint64_t N = 1; N < 4 * M; N++) {
-                    long double fprev =
-                        powl(1.0L - powl(1.0L - 1.0L / M, (long double)k * (N - 1)), (long double)k);
-                    long double fN = powl(1.0L - powl(1.0L - 1.0L / M, (long double)k * N), (long double)k);
+                    long double fprev = fN;
+                    z *= q;
+                    fN = 1.0L;
+                    for (unsigned e = 0; e < k; e++)
+                        fN *= 1.0L - z;
                     so += fprev;
                     sr += fprev / (1 - fprev);
                     if (fN <= eps[b])
