@@ -263,6 +263,12 @@ static void lockstep(const rbf_config *c, uint64_t universe, uint64_t batches, u
     rbf_free(keys);
 }
 
+/* Whether RBF_TEST_SHRINK cut the loop counts (valgrind runs). */
+static int shrunk(void)
+{
+    return tu_scaled(1000) != 1000;
+}
+
 struct bcase {
     uint64_t m; /* bits per filter */
     unsigned k;
@@ -285,8 +291,10 @@ static void run_cases(const struct bcase *cases, size_t ncases, uint64_t rng)
                                      RECYCLES[ret], ph, tu_next(&rng));
             counters cnt = {0, 0, 0};
             lockstep(&c, bc->universe, tu_scaled(bc->batches), tu_next(&rng), &cnt);
-            /* every variant saw recycles inside batches and near repeats */
-            if (cnt.batch_recycles == 0 || cnt.near_repeats == 0) {
+            /* every variant saw recycles inside batches and near repeats
+             * (checked on full-length runs; RBF_TEST_SHRINK runs are too
+             * short to promise it) */
+            if (!shrunk() && (cnt.batch_recycles == 0 || cnt.near_repeats == 0)) {
                 print_error("case %zu variant %d: %llu recycles inside batches, %llu near "
                             "repeats: the stream did not exercise the pipeline\n",
                             ci, v, (unsigned long long)cnt.batch_recycles,
@@ -338,7 +346,7 @@ static void test_batch_equals_single_big_filter(void **state)
                                  RBF_NON_RETAINING, ph, tu_next(&rng));
         counters cnt = {0, 0, 0};
         lockstep(&c, 200, tu_scaled(30), tu_next(&rng), &cnt);
-        assert_true(cnt.batch_recycles > 0);
+        assert_true(shrunk() || cnt.batch_recycles > 0);
     }
 }
 
