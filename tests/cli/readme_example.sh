@@ -11,7 +11,8 @@ awk '/<!-- example:begin -->/{on=1; next} /<!-- example:end -->/{on=0} on' "$RBF
   sed -e '/^```/d' >"$tmp/example.c"
 test -s "$tmp/example.c" || { echo "no example found in README.md"; exit 1; }
 
-cc -std=c11 -Wall -Wextra -Werror -I"$RBF_SRC/include" "$tmp/example.c" \
+# shellcheck disable=SC2086 # RBF_LINK_FLAGS is a list of flags
+cc -std=c11 -Wall -Wextra -Werror ${RBF_LINK_FLAGS:-} -I"$RBF_SRC/include" "$tmp/example.c" \
   "$RBF_BUILD/librbf.a" -o "$tmp/example"
 "$tmp/example" >"$tmp/out"
 
