@@ -33,7 +33,7 @@ static void usage(FILE *fp)
             "Run 'rbf COMMAND --help' for a command's options.\n"
             "\n"
             "Examples:\n"
-            "  rbf plan --memory 64MiB --fp 0.001     best k and sigma for 64 MiB\n"
+            "  rbf plan --memory 1MiB --fp 0.001      best k and sigma for 1 MiB of filter\n"
             "  rbf model --bits 1000 --hashes 3 --sigma 300 --json\n"
             "  rbf simulate --bits 1000 --hashes 3 --sigma 300 --arrivals 1000000\n"
             "  rbf dedup --memory 256MiB access.log > unique.log\n"
