@@ -178,7 +178,7 @@ int bench_dedup_main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     cli_getopt_reset();
-    int c;
+    int c, rc;
     while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (c) {
         case O_LINES:
@@ -207,8 +207,8 @@ int bench_dedup_main(int argc, char **argv)
             return cli_bad_option(BCMD, argc, argv, opts);
         }
     }
-    if (optind < argc)
-        return cli_usage(BCMD, "unexpected argument '%s'", argv[optind]);
+    if ((rc = cli_no_operands(BCMD, argc, argv)))
+        return rc;
 
     char *rbf = rbf_path ? strdup(rbf_path) : find_rbf();
     if (!rbf || access(rbf, X_OK) != 0) {
@@ -265,7 +265,7 @@ int bench_dedup_main(int argc, char **argv)
     };
     size_t ntools = sizeof tools / sizeof tools[0];
     double med[4] = {0}, medcpu[4] = {0};
-    int rc = CLI_EXIT_OK;
+    rc = CLI_EXIT_OK;
 
     printf("input: %" PRIu64 " lines, %" PRIu64 " bytes (%s); rbf dedup --memory %" PRIu64
            " bytes; median of %" PRIu64 " runs, LC_ALL=C, output to /dev/null\n",

@@ -925,7 +925,7 @@ int bench_filter_main(int argc, char **argv)
         {"prefill", required_argument, NULL, O_PREFILL},
         {NULL, 0, NULL, 0}};
     opterr = 0;
-    int o;
+    int o, rc;
     const char *err;
     uint64_t v;
     while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -987,15 +987,15 @@ int bench_filter_main(int argc, char **argv)
             break;
         case O_HASHING: {
             int nc;
-            if (cli_parse_hashing(optarg, &nc))
-                return cli_usage(CMD, "--hashing: '%s' is not colliding or non-colliding", optarg);
+            if ((rc = cli_opt_hashing(CMD, optarg, &nc)))
+                return rc;
             c.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
             break;
         }
         case O_RECYCLE: {
             int ret;
-            if (cli_parse_recycle(optarg, &ret))
-                return cli_usage(CMD, "--recycle: '%s' is not non-retaining or retaining", optarg);
+            if ((rc = cli_opt_recycle(CMD, optarg, &ret)))
+                return rc;
             c.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
             break;
         }
@@ -1012,8 +1012,8 @@ int bench_filter_main(int argc, char **argv)
         default: return cli_bad_option(CMD, argc, argv, opts);
         }
     }
-    if (optind < argc)
-        return cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if ((rc = cli_no_operands(CMD, argc, argv)))
+        return rc;
     for (size_t s = 0; s < nsz; s++)
         if (c.phases == 2 && sizes[s] * 8 / 2 <= 2 * (uint64_t)c.k)
             return cli_usage(CMD, "--sizes: %llu bytes is too small for two phases",
@@ -1027,7 +1027,7 @@ int bench_filter_main(int argc, char **argv)
     c.lens = malloc(CHUNK * sizeof *c.lens);
     c.idx = malloc((size_t)CHUNK * c.k * sizeof *c.idx);
     size_result *srs = calloc(nsz, sizeof *srs);
-    int rc = 0;
+    rc = 0;
     if (!c.keybuf || !c.keyp || !c.lens || !c.idx || !srs) {
         rc = cli_fail(CMD, "out of memory");
         goto done;

@@ -140,7 +140,7 @@ int bench_model_main(int argc, char **argv)
     double budget = 60.0, eps = 0.001;
     unsigned plan_logs[8] = {20, 24, 30};
     unsigned nplan = 3;
-    int json = 0, opt;
+    int json = 0, opt, rc;
     uint64_t v;
     const char *err;
     cli_getopt_reset();
@@ -152,8 +152,8 @@ int bench_model_main(int argc, char **argv)
             k = (unsigned)v;
             break;
         case O_MAXLOG:
-            if (cli_parse_uint(optarg, 10, 30, &v, &err))
-                return cli_usage(CMD, "--max-log: %s (10 to 30)", err);
+            if ((rc = cli_opt_uint(CMD, "--max-log", optarg, 10, 30, &v)))
+                return rc;
             maxlog = (unsigned)v;
             break;
         case O_BUDGET:
@@ -197,8 +197,8 @@ int bench_model_main(int argc, char **argv)
             return cli_bad_option(CMD, argc, argv, longopts);
         }
     }
-    if (optind < argc)
-        return cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if ((rc = cli_no_operands(CMD, argc, argv)))
+        return rc;
 
     sweep_row rows[32];
     unsigned nrows = 0;
@@ -235,7 +235,7 @@ int bench_model_main(int argc, char **argv)
     for (unsigned i = 0; i < nplan; i++) {
         rbf_plan p;
         double t0 = now_s();
-        int rc = rbf_plan_memory((uint64_t)1 << plan_logs[i], eps, NULL, &p);
+        rc = rbf_plan_memory((uint64_t)1 << plan_logs[i], eps, NULL, &p);
         plan_s[i] = now_s() - t0;
         if (rc)
             return cli_fail(CMD, "rbf_plan_memory failed at 2^%u", plan_logs[i]);

@@ -71,6 +71,33 @@ int cli_parse_double(const char *s, double lo, double hi, int lo_incl, int hi_in
 int cli_parse_hashing(const char *s, int *non_colliding);   /* colliding|non-colliding */
 int cli_parse_recycle(const char *s, int *retaining);       /* non-retaining|retaining */
 
+/* ---- option values, for getopt_long case bodies.  Each parses ARG, stores
+ * the value and returns CLI_EXIT_OK, or prints a usage error with the
+ * wording below and returns CLI_EXIT_USAGE, so a case body reads
+ *     if ((rc = cli_opt_hashing(CMD, optarg, &nc))) return rc;
+ * OPT is the option as the user writes it ("--bits"). */
+
+/* A count (cli_parse_count) of at least MIN: "OPT: <why>" or
+ * "OPT: must be at least MIN" (MIN 0: any count). */
+int cli_opt_count(const char *cmd, const char *opt, const char *arg, uint64_t min, uint64_t *out);
+
+/* An integer in [LO, HI] (cli_parse_uint): "OPT: <why> (LO to HI)". */
+int cli_opt_uint(const char *cmd, const char *opt, const char *arg, uint64_t lo, uint64_t hi,
+                 uint64_t *out);
+
+/* --hashing colliding|non-colliding: "--hashing: 'ARG' is not colliding or non-colliding". */
+int cli_opt_hashing(const char *cmd, const char *arg, int *non_colliding);
+
+/* --recycle non-retaining|retaining: "--recycle: 'ARG' is not non-retaining or retaining". */
+int cli_opt_recycle(const char *cmd, const char *arg, int *retaining);
+
+/* --phases 1|2: "--phases: must be 1 or 2". */
+int cli_opt_phases(const char *cmd, const char *arg, unsigned *phases);
+
+/* After the options: "unexpected argument 'WORD'" if any operand is left
+ * (argv[optind]), else CLI_EXIT_OK. */
+int cli_no_operands(const char *cmd, int argc, char **argv);
+
 /* ---- output */
 
 /* Flush stdout and check it: returns CLI_EXIT_OK, or prints an error and

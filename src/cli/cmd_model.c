@@ -267,51 +267,43 @@ int cmd_model(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.phases = 1;
     int have_bits = 0, have_hashes = 0, have_sigma = 0, have_messages = 0, have_method = 0;
-    const char *err;
     uint64_t v;
-    int opt;
+    int opt, rc;
     cli_getopt_reset();
     while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         switch (opt) {
         case O_BITS:
-            if (cli_parse_count(optarg, &o.bits, &err))
-                return cli_usage(CMD, "--bits: %s", err);
-            if (o.bits < 1)
-                return cli_usage(CMD, "--bits: must be at least 1");
+            if ((rc = cli_opt_count(CMD, "--bits", optarg, 1, &o.bits)))
+                return rc;
             have_bits = 1;
             break;
         case O_HASHES:
-            if (cli_parse_uint(optarg, 1, RBF_MODEL_MAX_HASHES, &v, &err))
-                return cli_usage(CMD, "--hashes: %s (1 to %u)", err, RBF_MODEL_MAX_HASHES);
+            if ((rc = cli_opt_uint(CMD, "--hashes", optarg, 1, RBF_MODEL_MAX_HASHES, &v)))
+                return rc;
             o.hashes = (unsigned)v;
             have_hashes = 1;
             break;
         case O_SIGMA:
-            if (cli_parse_count(optarg, &o.sigma, &err))
-                return cli_usage(CMD, "--sigma: %s", err);
-            if (o.sigma < 1)
-                return cli_usage(CMD, "--sigma: must be at least 1");
+            if ((rc = cli_opt_count(CMD, "--sigma", optarg, 1, &o.sigma)))
+                return rc;
             have_sigma = 1;
             break;
         case O_MESSAGES:
-            if (cli_parse_count(optarg, &o.messages, &err))
-                return cli_usage(CMD, "--messages: %s", err);
-            if (o.messages < 1)
-                return cli_usage(CMD, "--messages: must be at least 1");
+            if ((rc = cli_opt_count(CMD, "--messages", optarg, 1, &o.messages)))
+                return rc;
             have_messages = 1;
             break;
         case O_HASHING:
-            if (cli_parse_hashing(optarg, &o.nc))
-                return cli_usage(CMD, "--hashing: '%s' is not colliding or non-colliding", optarg);
+            if ((rc = cli_opt_hashing(CMD, optarg, &o.nc)))
+                return rc;
             break;
         case O_RECYCLE:
-            if (cli_parse_recycle(optarg, &o.ret))
-                return cli_usage(CMD, "--recycle: '%s' is not non-retaining or retaining", optarg);
+            if ((rc = cli_opt_recycle(CMD, optarg, &o.ret)))
+                return rc;
             break;
         case O_PHASES:
-            if (cli_parse_uint(optarg, 1, 2, &v, &err))
-                return cli_usage(CMD, "--phases: must be 1 or 2");
-            o.phases = (unsigned)v;
+            if ((rc = cli_opt_phases(CMD, optarg, &o.phases)))
+                return rc;
             break;
         case O_METHOD:
             if (!strcmp(optarg, "fast"))
@@ -335,8 +327,8 @@ int cmd_model(int argc, char **argv)
             return cli_bad_option(CMD, argc, argv, longopts);
         }
     }
-    if (optind < argc)
-        return cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if ((rc = cli_no_operands(CMD, argc, argv)))
+        return rc;
     if (!have_bits)
         return cli_usage(CMD, "--bits is required");
     if (!have_hashes)

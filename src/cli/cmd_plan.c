@@ -185,15 +185,13 @@ int cmd_plan(int argc, char **argv)
     rbf_plan_options o;
     rbf_plan_options_init(&o);
     const char *err;
-    int opt;
+    int opt, rc;
     cli_getopt_reset();
     while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         switch (opt) {
         case O_BITS:
-            if (cli_parse_count(optarg, &bits, &err))
-                return cli_usage(CMD, "--bits: %s", err);
-            if (bits < 1)
-                return cli_usage(CMD, "--bits: must be at least 1");
+            if ((rc = cli_opt_count(CMD, "--bits", optarg, 1, &bits)))
+                return rc;
             have_bits = 1;
             break;
         case O_MEMORY:
@@ -207,10 +205,8 @@ int cmd_plan(int argc, char **argv)
             have_memory = 1;
             break;
         case O_MESSAGES:
-            if (cli_parse_count(optarg, &messages, &err))
-                return cli_usage(CMD, "--messages: %s", err);
-            if (messages < 1)
-                return cli_usage(CMD, "--messages: must be at least 1");
+            if ((rc = cli_opt_count(CMD, "--messages", optarg, 1, &messages)))
+                return rc;
             if (messages > ((uint64_t)1 << 50))
                 return cli_usage(CMD, "--messages: at most 2^50");
             have_messages = 1;
@@ -221,17 +217,17 @@ int cmd_plan(int argc, char **argv)
             have_fp = 1;
             break;
         case O_MAXK:
-            if (cli_parse_uint(optarg, 1, RBF_MODEL_MAX_HASHES, &v, &err))
-                return cli_usage(CMD, "--max-hashes: %s (1 to %u)", err, RBF_MODEL_MAX_HASHES);
+            if ((rc = cli_opt_uint(CMD, "--max-hashes", optarg, 1, RBF_MODEL_MAX_HASHES, &v)))
+                return rc;
             o.max_hashes = (unsigned)v;
             break;
         case O_HASHING:
-            if (cli_parse_hashing(optarg, &o.non_colliding))
-                return cli_usage(CMD, "--hashing: '%s' is not colliding or non-colliding", optarg);
+            if ((rc = cli_opt_hashing(CMD, optarg, &o.non_colliding)))
+                return rc;
             break;
         case O_RECYCLE:
-            if (cli_parse_recycle(optarg, &o.retaining))
-                return cli_usage(CMD, "--recycle: '%s' is not non-retaining or retaining", optarg);
+            if ((rc = cli_opt_recycle(CMD, optarg, &o.retaining)))
+                return rc;
             break;
         case O_JSON:
             json = 1;
@@ -243,8 +239,8 @@ int cmd_plan(int argc, char **argv)
             return cli_bad_option(CMD, argc, argv, longopts);
         }
     }
-    if (optind < argc)
-        return cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if ((rc = cli_no_operands(CMD, argc, argv)))
+        return rc;
     if (have_bits && have_memory)
         return cli_usage(CMD, "--bits and --memory: give one of them");
     if (have_messages && (have_bits || have_memory))
@@ -257,7 +253,6 @@ int cmd_plan(int argc, char **argv)
     o.progress = cli_progress_cb;
     o.progress_ctx = NULL;
     rbf_plan p;
-    int rc;
     if (!have_messages) {
         cli_progress_begin("plan", bits);
         rc = rbf_plan_memory(bits, eps, &o, &p);

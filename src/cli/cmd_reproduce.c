@@ -149,7 +149,7 @@ int cmd_reproduce(int argc, char **argv)
     uint64_t v;
 
     cli_getopt_reset();
-    int opt;
+    int opt, rc;
     while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'o':
@@ -182,8 +182,8 @@ int cmd_reproduce(int argc, char **argv)
             return cli_bad_option("reproduce", argc, argv, longopts);
         }
     }
-    if (optind < argc)
-        return cli_usage("reproduce", "unexpected argument '%s'", argv[optind]);
+    if ((rc = cli_no_operands("reproduce", argc, argv)))
+        return rc;
     if (quick && full)
         return cli_usage("reproduce", "--quick and --full exclude each other");
 
@@ -220,7 +220,7 @@ int cmd_reproduce(int argc, char **argv)
     for (size_t i = 0; i < nsteps; i++) {
         double t0 = repro_now();
         repro_log("[%zu/%zu] %s", i + 1, nsteps, steps[i].what);
-        int rc = steps[i].run(&c);
+        rc = steps[i].run(&c);
         double dt = repro_now() - t0;
         if (rc != 0) {
             c.failed = 1;

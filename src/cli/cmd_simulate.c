@@ -249,69 +249,60 @@ int cmd_simulate(int argc, char **argv)
     const char *wspec = "uniform:1000";
     const char *err;
     uint64_t v;
-    int opt;
+    int opt, rc;
     cli_getopt_reset();
     while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         switch (opt) {
         case O_BITS:
-            if (cli_parse_count(optarg, &cfg.filter.bits, &err))
-                return cli_usage(CMD, "--bits: %s", err);
-            if (cfg.filter.bits == 0)
-                return cli_usage(CMD, "--bits: must be at least 1");
+            if ((rc = cli_opt_count(CMD, "--bits", optarg, 1, &cfg.filter.bits)))
+                return rc;
             have_bits = 1;
             break;
         case O_HASHES:
-            if (cli_parse_uint(optarg, 1, RBF_MAX_HASHES, &v, &err))
-                return cli_usage(CMD, "--hashes: %s (1 to %u)", err, RBF_MAX_HASHES);
+            if ((rc = cli_opt_uint(CMD, "--hashes", optarg, 1, RBF_MAX_HASHES, &v)))
+                return rc;
             cfg.filter.hashes = (unsigned)v;
             have_hashes = 1;
             break;
         case O_SIGMA:
-            if (cli_parse_count(optarg, &cfg.filter.sigma, &err))
-                return cli_usage(CMD, "--sigma: %s", err);
-            if (cfg.filter.sigma == 0)
-                return cli_usage(CMD, "--sigma: must be at least 1");
+            if ((rc = cli_opt_count(CMD, "--sigma", optarg, 1, &cfg.filter.sigma)))
+                return rc;
             break;
         case O_MESSAGES:
-            if (cli_parse_count(optarg, &cfg.filter.messages, &err))
-                return cli_usage(CMD, "--messages: %s", err);
-            if (cfg.filter.messages == 0)
-                return cli_usage(CMD, "--messages: must be at least 1");
+            if ((rc = cli_opt_count(CMD, "--messages", optarg, 1, &cfg.filter.messages)))
+                return rc;
             break;
         case O_ORACLE: cfg.oracle = 1; break;
         case O_HASHING: {
             int nc;
-            if (cli_parse_hashing(optarg, &nc))
-                return cli_usage(CMD, "--hashing: '%s' is not colliding or non-colliding", optarg);
+            if ((rc = cli_opt_hashing(CMD, optarg, &nc)))
+                return rc;
             cfg.filter.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
             break;
         }
         case O_RECYCLE: {
             int ret;
-            if (cli_parse_recycle(optarg, &ret))
-                return cli_usage(CMD, "--recycle: '%s' is not non-retaining or retaining", optarg);
+            if ((rc = cli_opt_recycle(CMD, optarg, &ret)))
+                return rc;
             cfg.filter.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
             break;
         }
         case O_PHASES:
-            if (cli_parse_uint(optarg, 1, 2, &v, &err))
-                return cli_usage(CMD, "--phases: must be 1 or 2");
-            cfg.filter.phases = (unsigned)v;
+            if ((rc = cli_opt_phases(CMD, optarg, &cfg.filter.phases)))
+                return rc;
             break;
         case O_WORKLOAD: wspec = optarg; break;
         case O_ARRIVALS:
-            if (cli_parse_count(optarg, &cfg.arrivals, &err))
-                return cli_usage(CMD, "--arrivals: %s", err);
-            if (cfg.arrivals == 0)
-                return cli_usage(CMD, "--arrivals: must be at least 1");
+            if ((rc = cli_opt_count(CMD, "--arrivals", optarg, 1, &cfg.arrivals)))
+                return rc;
             break;
         case O_WARMUP:
-            if (cli_parse_count(optarg, &cfg.warmup, &err))
-                return cli_usage(CMD, "--warmup: %s", err);
+            if ((rc = cli_opt_count(CMD, "--warmup", optarg, 0, &cfg.warmup)))
+                return rc;
             break;
         case O_EPOCHS:
-            if (cli_parse_uint(optarg, 1, 1000000, &v, &err))
-                return cli_usage(CMD, "--epochs: %s (1 to 1000000)", err);
+            if ((rc = cli_opt_uint(CMD, "--epochs", optarg, 1, 1000000, &v)))
+                return rc;
             cfg.epochs = (unsigned)v;
             break;
         case O_SEED:
@@ -329,8 +320,8 @@ int cmd_simulate(int argc, char **argv)
         default: return cli_bad_option(CMD, argc, argv, longopts);
         }
     }
-    if (optind < argc)
-        return cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+    if ((rc = cli_no_operands(CMD, argc, argv)))
+        return rc;
     if (!have_bits)
         return cli_usage(CMD, "--bits is required");
     if (!have_hashes)
@@ -344,7 +335,7 @@ int cmd_simulate(int argc, char **argv)
     if (rbf_sim_workload_parse(wspec, &cfg.workload, &err) != RBF_OK)
         return cli_usage(CMD, "--workload: %s", err);
     const char *why;
-    int rc = rbf_config_check(&cfg.filter, &why);
+    rc = rbf_config_check(&cfg.filter, &why);
     if (rc == RBF_EINVAL) {
         const char *opt_name = "--bits";
         if (strstr(why, "sigma"))

@@ -247,6 +247,59 @@ int cli_parse_recycle(const char *s, int *retaining)
     return 0;
 }
 
+/* ---- option values */
+
+int cli_opt_count(const char *cmd, const char *opt, const char *arg, uint64_t min, uint64_t *out)
+{
+    const char *err;
+    if (cli_parse_count(arg, out, &err))
+        return cli_usage(cmd, "%s: %s", opt, err);
+    if (*out < min)
+        return cli_usage(cmd, "%s: must be at least %llu", opt, (unsigned long long)min);
+    return CLI_EXIT_OK;
+}
+
+int cli_opt_uint(const char *cmd, const char *opt, const char *arg, uint64_t lo, uint64_t hi,
+                 uint64_t *out)
+{
+    const char *err;
+    if (cli_parse_uint(arg, lo, hi, out, &err))
+        return cli_usage(cmd, "%s: %s (%llu to %llu)", opt, err, (unsigned long long)lo,
+                         (unsigned long long)hi);
+    return CLI_EXIT_OK;
+}
+
+int cli_opt_hashing(const char *cmd, const char *arg, int *non_colliding)
+{
+    if (cli_parse_hashing(arg, non_colliding))
+        return cli_usage(cmd, "--hashing: '%s' is not colliding or non-colliding", arg);
+    return CLI_EXIT_OK;
+}
+
+int cli_opt_recycle(const char *cmd, const char *arg, int *retaining)
+{
+    if (cli_parse_recycle(arg, retaining))
+        return cli_usage(cmd, "--recycle: '%s' is not non-retaining or retaining", arg);
+    return CLI_EXIT_OK;
+}
+
+int cli_opt_phases(const char *cmd, const char *arg, unsigned *phases)
+{
+    uint64_t v;
+    const char *err;
+    if (cli_parse_uint(arg, 1, 2, &v, &err))
+        return cli_usage(cmd, "--phases: must be 1 or 2");
+    *phases = (unsigned)v;
+    return CLI_EXIT_OK;
+}
+
+int cli_no_operands(const char *cmd, int argc, char **argv)
+{
+    if (optind < argc)
+        return cli_usage(cmd, "unexpected argument '%s'", argv[optind]);
+    return CLI_EXIT_OK;
+}
+
 /* ---- output */
 
 int cli_finish_stdout(const char *cmd)
