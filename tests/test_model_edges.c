@@ -3,6 +3,9 @@
  * models): k = 1..64, M from 1 to 2^40, every valid sigma for small M,
  * eps down to 1e-15.  Every result is a number in [0, 1] (rates) or a
  * finite non-negative count, or RBF_MODEL_EINVAL for invalid input.
+ * RBF_TEST_SHRINK (valgrind) thins the grids: every test runs and checks
+ * the same properties on fewer points (M still up to 2^40 in test_large_m;
+ * smaller maxima for the every-sigma sweep and the planner's O(k M) scans).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -13,7 +16,14 @@
 
 #include <cmocka.h>
 
+#include "filter_util.h"
 #include "rbf_model.h"
+
+/* RBF_TEST_SHRINK > 1: the thinner grids (valgrind runs). */
+static int shrunk(void)
+{
+    return tu_shrink() > 1;
+}
 
 #define IS_PROB(x) ((x) >= 0.0 && (x) <= 1.0) /* false for NaN */
 
@@ -96,11 +106,13 @@ static void check_sigma_all(uint64_t M, unsigned k, int nc, int ret, uint64_t s,
     assert_true(IS_PROB(t.fp) && IS_PROB(t.fp_active) && IS_PROB(t.fp_frozen));
 }
 
-/* Every valid sigma for small M, every k up to 64, all variants. */
+/* Every valid sigma for small M, every k up to 64, all variants (shrunk:
+ * M up to 16). */
 static void test_small_m_every_sigma(void **state)
 {
     (void)state;
-    for (uint64_t M = 1; M <= 24; M++)
+    const uint64_t maxM = shrunk() ? 16 : 24;
+    for (uint64_t M = 1; M <= maxM; M++)
         for (unsigned k = 1; k <= 64; k++)
             for (int nc = 0; nc < 2; nc++)
                 for (int ret = 0; ret < 2; ret++)
@@ -108,13 +120,15 @@ static void test_small_m_every_sigma(void **state)
                         check_sigma_all(M, k, nc, ret, s, (M <= 12) && (k <= 16));
 }
 
-/* Large M, up to 2^40: cheap sigma values, rho, f_w, nbounded with small N. */
+/* Large M, up to 2^40: cheap sigma values, rho, f_w, nbounded with small N.
+ * k: 1..8, 15, 22, ..., 64 (shrunk: 1, 2, 4, 8, 22, 36, 50, 64). */
 static void test_large_m(void **state)
 {
     (void)state;
     const uint64_t Ms[] = {1000, (uint64_t)1 << 20, (uint64_t)1 << 32, (uint64_t)1 << 40};
+    const int shrink = shrunk();
     for (size_t i = 0; i < 4; i++)
-        for (unsigned k = 1; k <= 64; k += (k < 8 ? 1 : 7)) {
+        for (unsigned k = 1; k <= 64; k += shrink ? (k < 8 ? k : 14) : (k < 8 ? 1 : 7)) {
             uint64_t M = Ms[i];
             const uint64_t bs[] = {0, 1, k, M / 2, M - 1, M, M + 5};
             for (size_t j = 0; j < 7; j++)
@@ -155,11 +169,13 @@ static void test_large_m(void **state)
     }
 }
 
-/* N-bounded over every N up to past a full filter, small M. */
+/* N-bounded over every N up to past a full filter, small M (shrunk: every
+ * sixth M instead of every third). */
 static void test_nbounded_small(void **state)
 {
     (void)state;
-    for (uint64_t M = 1; M <= 40; M += 3)
+    const uint64_t stepM = shrunk() ? 6 : 3;
+    for (uint64_t M = 1; M <= 40; M += stepM)
         for (unsigned k = 1; k <= 64; k += 9)
             for (int nc = 0; nc < 2; nc++) {
                 rbf_model_params p = P(M, k, nc, 0, RBF_MODEL_FAST);
@@ -178,15 +194,21 @@ static void test_nbounded_small(void **state)
             }
 }
 
-/* The planner from eps = 1e-15 to nearly 1. */
+/* The planner from eps = 1e-15 to nearly 1.  Shrunk: M up to 1000 (the
+ * planner scans O(k M)) and one variant per (eps, M), in turn, so that
+ * every eps, every M and every variant still appears. */
 static void test_plan_edges(void **state)
 {
     (void)state;
     const double eps[] = {1e-15, 1e-9, 1e-3, 0.3, 0.999999};
     const uint64_t Ms[] = {1, 2, 3, 10, 1000, 65536};
+    const int shrink = shrunk();
+    const size_t nM = shrink ? 5 : 6;
     for (size_t i = 0; i < 5; i++)
-        for (size_t j = 0; j < 6; j++)
+        for (size_t j = 0; j < nM; j++)
             for (int v = 0; v < 4; v++) {
+                if (shrink && (size_t)v != (i + j) % 4)
+                    continue;
                 rbf_plan_options o;
                 rbf_plan_options_init(&o);
                 o.max_hashes = 64;

@@ -27,14 +27,21 @@ static inline uint64_t tu_below(uint64_t *state, uint64_t n)
     return (uint64_t)(((unsigned __int128)tu_next(state) * n) >> 64);
 }
 
-/* Divisor for loop counts: RBF_TEST_SHRINK=N in the environment (set by
- * scripts/valgrind.sh) runs every test with N times fewer iterations. */
-static inline uint64_t tu_scaled(uint64_t n)
+/* RBF_TEST_SHRINK=N in the environment (set by scripts/valgrind.sh): N,
+ * or 1 when unset or not a positive number.  N > 1 asks a test to run a
+ * smaller workload (fewer iterations, a thinner grid). */
+static inline uint64_t tu_shrink(void)
 {
     const char *s = getenv("RBF_TEST_SHRINK");
     uint64_t d = s ? strtoull(s, NULL, 10) : 1;
-    if (d < 1)
-        d = 1;
+    return d < 1 ? 1 : d;
+}
+
+/* Divisor for loop counts: RBF_TEST_SHRINK=N runs every test with N times
+ * fewer iterations. */
+static inline uint64_t tu_scaled(uint64_t n)
+{
+    uint64_t d = tu_shrink();
     return n / d > 0 ? n / d : 1;
 }
 
