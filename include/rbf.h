@@ -160,8 +160,9 @@ RBF_API int rbf_contains_hash(const rbf *f, uint64_t hash);
 /* Batch versions: process n messages in order, exactly as n single calls
  * would, overlapping their memory accesses (positions are computed ahead and
  * prefetched).  results[i] receives what the single call would return (0 or
- * 1); `results` may be NULL.  Returns the number of messages reported new,
- * or a negative code on a NULL argument. */
+ * 1); `results` may be NULL.  Returns the number of messages for which
+ * the single call returns 1 (reported new for rbf_insert_many, reported
+ * seen for rbf_contains_many), or a negative code on a NULL argument. */
 RBF_API int64_t rbf_insert_many(rbf *f, const uint64_t *hashes, size_t n, uint8_t *results);
 RBF_API int64_t rbf_contains_many(const rbf *f, const uint64_t *hashes, size_t n,
                                   uint8_t *results);
