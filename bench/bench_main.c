@@ -31,6 +31,13 @@ int bench_dispatch(int argc, char **argv)
         return argc < 2 ? CLI_EXIT_USAGE : cli_finish_stdout("bench");
     }
     if (!strcmp(argv[1], "all")) {
+        if (argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+            printf("Usage: rbf bench all\n\nRuns every benchmark with its defaults (several minutes);\n"
+                   "run 'rbf bench WHAT --help' for each one's options.\n");
+            return cli_finish_stdout("bench");
+        }
+        if (argc > 2)
+            return cli_usage("bench", "'all' takes no options, got '%s'", argv[2]);
         int worst = 0;
         for (size_t i = 0; i < n; i++) {
             char *av[] = {(char *)benches[i].name, NULL};

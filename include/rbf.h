@@ -168,9 +168,9 @@ RBF_API int64_t rbf_contains_many(const rbf *f, const uint64_t *hashes, size_t n
                                   uint8_t *results);
 
 /* Same over n keys: keys[i] with lens[i] bytes, hashed with rbf_hash (the
- * hashing is overlapped with the memory accesses too).  Every key is checked
- * first: if one is NULL with a non-zero length, nothing is processed and
- * RBF_EINVAL is returned. */
+ * hashing is overlapped with the memory accesses too).  Returns the number
+ * reported new.  Every key is checked first: if one is NULL with a non-zero
+ * length, nothing is processed and RBF_EINVAL is returned. */
 RBF_API int64_t rbf_insert_keys(rbf *f, const void *const *keys, const size_t *lens, size_t n,
                                 uint8_t *results);
 
@@ -188,7 +188,8 @@ RBF_API int64_t rbf_contains_keys(const rbf *f, const void *const *keys, const s
 RBF_API int rbf_positions(const rbf *f, uint64_t hash, uint64_t *pos);
 
 /* Recycle now, exactly as a threshold recycle would (one-phase: clear;
- * two-phase: clear the frozen filter and swap).  Returns RBF_OK. */
+ * two-phase: clear the frozen filter and swap).  Returns RBF_OK, or
+ * RBF_EINVAL if f is NULL. */
 RBF_API int rbf_recycle(rbf *f);
 
 /* Read the counters.  `out` is fully written; f must not be NULL. */
@@ -204,7 +205,8 @@ RBF_API int rbf_save(const rbf *f, const char *path);
 /* Load a filter saved by rbf_save.  On success stores a new handle in *out.
  * A truncated, corrupted or foreign file is rejected (RBF_ECORRUPT,
  * RBF_EFORMAT) and *out is NULL: never half-loaded.  RBF_EIO if the file
- * cannot be read. */
+ * cannot be opened or read: errno then says why (ENOENT for a missing file;
+ * strerror(errno) is the message to show a user). */
 RBF_API int rbf_load(const char *path, rbf **out);
 
 /* Same, from/to memory.  rbf_save_size gives the exact byte count;

@@ -36,7 +36,8 @@ int cmd_bench(int argc, char **argv);
  * stderr and return CLI_EXIT_USAGE, so handlers can `return cli_usage(...)`. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Runtime failure: "rbf CMD: MESSAGE" on stderr, returns CLI_EXIT_FAIL. */
+/* Runtime failure: "rbf CMD: MESSAGE" on stderr ("rbf: MESSAGE" when cmd
+ * is NULL), returns CLI_EXIT_FAIL. */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Report what getopt_long found wrong (unknown option, missing value) as a
@@ -100,7 +101,7 @@ int cli_no_operands(const char *cmd, int argc, char **argv);
 
 /* ---- output */
 
-/* Flush stdout and check it: returns CLI_EXIT_OK, or prints an error and
+/* Flush stdout and check it (cmd NULL for the top level): returns CLI_EXIT_OK, or prints an error and
  * returns CLI_EXIT_FAIL if anything written to stdout was lost.  A closed
  * pipe (EPIPE) returns CLI_EXIT_OK quietly. */
 int cli_finish_stdout(const char *cmd);

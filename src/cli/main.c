@@ -59,11 +59,11 @@ int main(int argc, char **argv)
                     return commands[i].run(2, hv);
         }
         usage(stdout);
-        return cli_finish_stdout("rbf");
+        return cli_finish_stdout(NULL);
     }
     if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
         printf("rbf %s\n", rbf_version());
-        return cli_finish_stdout("rbf");
+        return cli_finish_stdout(NULL);
     }
     if (a[0] == '-') {
         fprintf(stderr, "rbf: unknown option '%s' (try 'rbf --help')\n", a);

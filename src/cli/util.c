@@ -26,7 +26,10 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 int cli_fail(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "rbf %s: ", cmd);
+    if (cmd)
+        fprintf(stderr, "rbf %s: ", cmd);
+    else
+        fputs("rbf: ", stderr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
