@@ -44,53 +44,25 @@ static void usage(FILE *fp)
             "error.\n");
 }
 
+/* Sample sizes per mode, indexed by repro_mode. */
+static const repro_sizes mode_sizes[] = {
+    [REPRO_QUICK] = {.sigma_arrivals = 20000, .sigma_epochs1 = 4, .sigma_epochs2 = 4,
+                     .n_arrivals = 50000, .n_epochs = 4, .fn_arrivals = 50000, .fn_epochs = 3,
+                     .m_log2_lo = 8, .m_log2_hi = 14, .eps_per_decade = 2,
+                     .eps_bits = 1u << 12, .max_hashes = 20},
+    [REPRO_DEFAULT] = {.sigma_arrivals = 100000, .sigma_epochs1 = 7, .sigma_epochs2 = 10,
+                       .n_arrivals = 250000, .n_epochs = 14, .fn_arrivals = 200000,
+                       .fn_epochs = 7, .m_log2_lo = 8, .m_log2_hi = 20, .eps_per_decade = 4,
+                       .eps_bits = 1u << 16, .max_hashes = 24},
+    [REPRO_FULL] = {.sigma_arrivals = 100000, .sigma_epochs1 = 30, .sigma_epochs2 = 30,
+                    .n_arrivals = 1000000, .n_epochs = 14, .fn_arrivals = 1000000,
+                    .fn_epochs = 14, .m_log2_lo = 8, .m_log2_hi = 22, .eps_per_decade = 8,
+                    .eps_bits = 1u << 20, .max_hashes = 28},
+};
+
 static void choose_sizes(repro_mode m, repro_sizes *s)
 {
-    memset(s, 0, sizeof *s);
-    switch (m) {
-    case REPRO_QUICK:
-        s->sigma_arrivals = 20000;
-        s->sigma_epochs1 = 4;
-        s->sigma_epochs2 = 4;
-        s->n_arrivals = 50000;
-        s->n_epochs = 4;
-        s->fn_arrivals = 50000;
-        s->fn_epochs = 3;
-        s->m_log2_lo = 8;
-        s->m_log2_hi = 14;
-        s->eps_per_decade = 2;
-        s->eps_bits = 1u << 12;
-        s->max_hashes = 20;
-        break;
-    case REPRO_DEFAULT:
-        s->sigma_arrivals = 100000;
-        s->sigma_epochs1 = 7;
-        s->sigma_epochs2 = 10;
-        s->n_arrivals = 250000;
-        s->n_epochs = 14;
-        s->fn_arrivals = 200000;
-        s->fn_epochs = 7;
-        s->m_log2_lo = 8;
-        s->m_log2_hi = 20;
-        s->eps_per_decade = 4;
-        s->eps_bits = 1u << 16;
-        s->max_hashes = 24;
-        break;
-    case REPRO_FULL:
-        s->sigma_arrivals = 100000;
-        s->sigma_epochs1 = 30;
-        s->sigma_epochs2 = 30;
-        s->n_arrivals = 1000000;
-        s->n_epochs = 14;
-        s->fn_arrivals = 1000000;
-        s->fn_epochs = 14;
-        s->m_log2_lo = 8;
-        s->m_log2_hi = 22;
-        s->eps_per_decade = 8;
-        s->eps_bits = 1u << 20;
-        s->max_hashes = 28;
-        break;
-    }
+    *s = mode_sizes[m];
 }
 
 /* mkdir -p for one path (the parents too). */
