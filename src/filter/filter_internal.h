@@ -27,9 +27,14 @@ struct rbf {
     /* Threshold in messages: N, or UINT64_MAX when not N-bounded. */
     uint64_t limit_msgs;
     /* Nonzero when positions are computed eight at a time with AVX-512
-     * (same values as the scalar code; set by rbf__alloc from the CPU and m). */
+     * (same values as the scalar code; set by rbf__alloc from the CPU and m):
+     * RBF_SIMD_VEC, plus RBF_SIMD_GATHER for the one-phase colliding k <= 8
+     * insertion by gather (AVX-512 CD too). */
     unsigned simd;
 };
+
+#define RBF_SIMD_VEC 1u
+#define RBF_SIMD_GATHER 2u
 
 /* The k positions of `hash` (see rbf.h), into pos[0..k-1]. */
 void rbf__positions(const struct rbf *f, uint64_t hash, uint64_t *pos);

@@ -112,7 +112,7 @@ int rbf_config_check(const rbf_config *cfg, const char **why)
     return w ? rc : RBF_OK;
 }
 
-static unsigned simd_usable(uint64_t m);
+static unsigned simd_usable(const rbf_config *cfg, uint64_t m);
 
 /* ---- bit arrays
  *
@@ -189,7 +189,7 @@ int rbf__alloc(const rbf_config *cfg, struct rbf **out)
     }
     f->limit_bits = cfg->sigma ? cfg->sigma : UINT64_MAX;
     f->limit_msgs = cfg->messages ? cfg->messages : UINT64_MAX;
-    f->simd = simd_usable(f->m);
+    f->simd = simd_usable(cfg, f->m);
     *out = f;
     return RBF_OK;
 }
@@ -297,6 +297,7 @@ void rbf__positions(const struct rbf *f, uint64_t hash, uint64_t *pos)
 #define RBF_HAVE_AVX512 1
 #include <immintrin.h>
 #define RBF_AVX512 __attribute__((target("avx512f,avx512dq")))
+#define RBF_AVX512CD __attribute__((target("avx512f,avx512dq,avx512cd")))
 
 /* Words j0+1 .. j0+8 of the stream of `hash`, each reduced to 0..m-1. */
 RBF_AVX512 static inline __m512i stream8(uint64_t hash, uint64_t j0, uint64_t m)
@@ -349,14 +350,21 @@ RBF_AVX512 static inline void positions_avx512(const struct rbf *f, uint64_t has
 }
 #endif
 
-static unsigned simd_usable(uint64_t m)
+static unsigned simd_usable(const rbf_config *cfg, uint64_t m)
 {
 #ifdef RBF_HAVE_AVX512
     if (m >= (UINT64_C(1) << 32) || getenv("RBF_NO_SIMD"))
         return 0;
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512dq"))
+        return 0;
+    unsigned s = RBF_SIMD_VEC;
+    if (__builtin_cpu_supports("avx512cd") && cfg->phases == 1 &&
+        cfg->hashing == RBF_COLLIDING && cfg->hashes <= 8)
+        s |= RBF_SIMD_GATHER;
+    return s;
 #else
+    (void)cfg;
     (void)m;
     return 0;
 #endif
@@ -481,6 +489,25 @@ int rbf_recycle(rbf *f)
     return RBF_OK;
 }
 
+/* flatten: inline everything a function calls, so that XXH3's short-key
+ * code is compiled into the insertion (GCC; clang inlines it anyway). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define RBF_FLATTEN __attribute__((flatten))
+#else
+#define RBF_FLATTEN
+#endif
+static inline uint64_t hash_key(const struct rbf *f, const void *key, size_t len)
+{
+    static const char empty[1] = {0};
+    return XXH3_64bits_withSeed(key ? key : empty, len, f->cfg.seed);
+}
+
+/* The same, never inlined (for the paths that inline everything else). */
+static RBF_NOINLINE uint64_t hash_key_call(const struct rbf *f, const void *key, size_t len)
+{
+    return hash_key(f, key, len);
+}
+
 /* ---- test-and-insert
  *
  * One-phase filters (the common case) set the bits and count d in one pass:
@@ -582,9 +609,84 @@ RBF_AVX512 static int insert_hash_avx512(struct rbf *f, uint64_t hash)
 }
 #endif
 
+#ifdef RBF_HAVE_AVX512
+/* The gather path's fallback (below): the scalar insertion. */
+static RBF_NOINLINE int insert1_scalar(struct rbf *f, uint64_t hash)
+{
+    uint64_t pos[RBF_MAX_HASHES];
+    rbf__positions(f, hash, pos);
+    return account1(f, hash, pos, set_count(f->active, pos, f->cfg.hashes));
+}
+
+/* One-phase colliding test-and-insert for k <= 8 (AVX-512 F, DQ and CD),
+ * the path of nearly every filter on such a processor.  One message at a
+ * time is bound by how many messages the processor can keep in flight
+ * while their loads are outstanding, that is by the instructions, and
+ * above all the loads, each message costs.  So the k words are read by one
+ * gather and tested in one vector, and written back by k plain stores of
+ * the updated words: no read-modify-write, nothing re-read.  That is exact
+ * when the k positions lie in k different words (vpconflictq), which fails
+ * with probability about k^2 / (2 * words); then the scalar code does it.
+ * d, the number of bits newly set, is the number of lanes whose bit was
+ * clear, as set_count counts it. */
+RBF_AVX512CD static inline RBF_ALWAYS_INLINE int insert1_gather(struct rbf *f, uint64_t hash)
+{
+    const unsigned k = f->cfg.hashes;
+    const __mmask8 km = (__mmask8)((1u << k) - 1);
+    uint64_t *w = f->active;
+    __m512i p = stream8(hash, 0, f->m);
+    __m512i widx = _mm512_srli_epi64(p, 6);
+    __m512i bit = _mm512_sllv_epi64(_mm512_set1_epi64(1), _mm512_and_si512(p, _mm512_set1_epi64(63)));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
+#pragma GCC diagnostic ignored "-Wsign-conversion"
+    __m512i words = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), km, widx, (const void *)w, 8);
+#pragma GCC diagnostic pop
+    /* lanes below k whose word is also an earlier lane's */
+    __mmask8 shared = _mm512_mask_test_epi64_mask(km, _mm512_conflict_epi64(widx), _mm512_set1_epi64(0xff));
+    if (RBF_UNLIKELY(shared))
+        return insert1_scalar(f, hash);
+    unsigned d = (unsigned)__builtin_popcount(_mm512_mask_testn_epi64_mask(km, words, bit));
+    if (RBF_LIKELY(d)) {
+        uint64_t wi[8], nw[8];
+        _mm512_storeu_si512((void *)wi, widx);
+        _mm512_storeu_si512((void *)nw, _mm512_or_si512(words, bit));
+        switch (k) { /* k <= 8: the stores unrolled, entered at the k-th */
+        case 8: w[wi[7]] = nw[7]; /* fall through */
+        case 7: w[wi[6]] = nw[6]; /* fall through */
+        case 6: w[wi[5]] = nw[5]; /* fall through */
+        case 5: w[wi[4]] = nw[4]; /* fall through */
+        case 4: w[wi[3]] = nw[3]; /* fall through */
+        case 3: w[wi[2]] = nw[2]; /* fall through */
+        case 2: w[wi[1]] = nw[1]; /* fall through */
+        default: w[wi[0]] = nw[0];
+        }
+    }
+    return account1(f, hash, NULL, d);
+}
+
+RBF_AVX512CD static int insert1_gather_hash(struct rbf *f, uint64_t hash)
+{
+    return insert1_gather(f, hash);
+}
+
+/* rbf_insert on this path: the key hashed (XXH3 inlined, see RBF_FLATTEN)
+ * and inserted in one function, so a message costs one call. */
+RBF_AVX512CD RBF_FLATTEN static int insert1_gather_key(struct rbf *f, const void *key, size_t len)
+{
+    /* keys of up to 16 bytes hashed inline (the inlined XXH3 keeps only
+     * its short-input code), longer ones by a call */
+    if (len <= 16)
+        return insert1_gather(f, XXH3_64bits_withSeed(key ? key : "", len, f->cfg.seed));
+    return insert1_gather(f, hash_key_call(f, key, len));
+}
+#endif
+
 static inline int insert_hash(struct rbf *f, uint64_t hash)
 {
 #ifdef RBF_HAVE_AVX512
+    if (f->simd & RBF_SIMD_GATHER)
+        return insert1_gather_hash(f, hash);
     if (f->simd)
         return insert_hash_avx512(f, hash);
 #endif
@@ -671,12 +773,6 @@ static inline int contains_hash(const struct rbf *f, uint64_t hash)
     return contains_positions(f, pos);
 }
 
-static inline uint64_t hash_key(const struct rbf *f, const void *key, size_t len)
-{
-    static const char empty[1] = {0};
-    return XXH3_64bits_withSeed(key ? key : empty, len, f->cfg.seed);
-}
-
 int rbf_insert_hash(rbf *f, uint64_t hash)
 {
     if (!f)
@@ -695,6 +791,10 @@ int rbf_insert(rbf *f, const void *key, size_t len)
 {
     if (!f || (!key && len))
         return RBF_EINVAL;
+#ifdef RBF_HAVE_AVX512
+    if (f->simd & RBF_SIMD_GATHER)
+        return insert1_gather_key(f, key, len);
+#endif
     return insert_hash(f, hash_key(f, key, len));
 }
 
