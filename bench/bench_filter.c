@@ -25,7 +25,8 @@
  * Method: each measurement is `reps` timed rounds of `keys` operations after
  * one warm-up round; the rounds of all measurements of a size are
  * interleaved (round r of every measurement, then round r+1), so a burst of
- * load from elsewhere hits them alike; the median round is reported.  A
+ * load from elsewhere hits them alike (--sequential: each measurement's
+ * rounds back to back instead); the median round is reported.  A
  * round runs in chunks of CHUNK operations: the chunk's keys (or indices)
  * are generated outside the timed region, so only the filter's work is
  * timed, with its input hot in cache as in a packet path.
@@ -160,6 +161,7 @@ typedef struct ctx {
     uint64_t fill_cap;
     double prefill; /* insert filters: this fraction of libbloom's entries, before timing */
     int json;
+    int sequential; /* each measurement's rounds back to back instead of interleaved */
     /* per size */
     uint64_t bytes;
     rbf *f;  /* test-and-insert filter */
@@ -639,12 +641,22 @@ static int run_size(ctx *c, size_result *sr)
             goto out;
         }
     }
-    /* warm-up round (also faults in every page), then interleaved rounds */
-    for (size_t i = 0; i < nm; i++)
-        (void)run_round(c, &ms[i]);
-    for (unsigned r = 0; r < c->reps; r++)
+    /* warm-up round (also faults in every page), then interleaved rounds;
+     * or (--sequential) each measurement alone, warm-up and rounds back to
+     * back, as a harness timing one library at a time would */
+    if (c->sequential) {
+        for (size_t i = 0; i < nm; i++) {
+            (void)run_round(c, &ms[i]);
+            for (unsigned r = 0; r < c->reps; r++)
+                ms[i].rounds[r] = run_round(c, &ms[i]);
+        }
+    } else {
         for (size_t i = 0; i < nm; i++)
-            ms[i].rounds[r] = run_round(c, &ms[i]);
+            (void)run_round(c, &ms[i]);
+        for (unsigned r = 0; r < c->reps; r++)
+            for (size_t i = 0; i < nm; i++)
+                ms[i].rounds[r] = run_round(c, &ms[i]);
+    }
     for (size_t i = 0; i < nm; i++)
         summarise(&ms[i], c->reps);
     rbf_get_stats(c->f, &st);
@@ -723,8 +735,10 @@ static const char *size_label(uint64_t bytes, char *buf, size_t cap)
 static void print_table(const ctx *c, const size_result *srs, size_t nsz, double load0, double load1)
 {
     printf("rbf bench filter: k = %u, %u-byte random keys, %llu operations per round, "
-           "median of %u rounds after 1 warm-up, batch %zu\n",
-           c->k, KEY_LEN, (unsigned long long)c->keys, c->reps, c->batch);
+           "median of %u rounds after 1 warm-up (%s), batch %zu\n",
+           c->k, KEY_LEN, (unsigned long long)c->keys, c->reps,
+           c->sequential ? "each row's rounds back to back" : "rounds of all rows interleaved",
+           c->batch);
     printf("rbf: %s, %s, %u phase%s, sigma = bits per filter / 2; load average %.2f at start, "
            "%.2f at end\n",
            c->hashing == RBF_COLLIDING ? "colliding" : "non-colliding",
@@ -785,6 +799,8 @@ static void print_json(const ctx *c, const size_result *srs, size_t nsz, double 
     cli_json_string(stdout, rbf_version());
     printf(",\"prefill\":");
     cli_json_double(stdout, c->prefill);
+    printf(",\"order\":");
+    cli_json_string(stdout, c->sequential ? "sequential" : "interleaved");
     printf(",\"hashes\":%u,\"key_bytes\":%u,\"keys_per_round\":%llu,\"reps\":%u,\"warmup_rounds\":1,"
            "\"batch\":%zu,\"chunk\":%u,\"seed\":%llu,\"phases\":%u,\"hashing\":",
            c->k, KEY_LEN, (unsigned long long)c->keys, c->reps, c->batch, CHUNK,
@@ -893,6 +909,10 @@ static void usage(FILE *fp)
             "  --hashing H       colliding (default) or non-colliding\n"
             "  --recycle R       non-retaining (default) or retaining\n"
             "  --seed S          seed of the keys and of the hash key (default 1)\n"
+            "  --sequential      time each row's rounds back to back (after its own warm-up)\n"
+            "                    instead of interleaving the rounds of all rows; a row then\n"
+            "                    runs with its filter warm in the caches, as in a harness\n"
+            "                    that times one library at a time\n"
             "  --json            one JSON object instead of the table\n"
             "  -h, --help        this help\n");
 }
@@ -914,7 +934,7 @@ int bench_filter_main(int argc, char **argv)
     size_t nsz = 3;
 
     enum { O_SIZES = 256, O_KEYS, O_REPS, O_BATCH, O_HASHES, O_FILLCAP, O_PHASES, O_HASHING,
-           O_RECYCLE, O_SEED, O_JSON, O_PREFILL };
+           O_RECYCLE, O_SEED, O_JSON, O_PREFILL, O_SEQUENTIAL };
     static const struct option opts[] = {
         {"sizes", required_argument, NULL, O_SIZES},     {"keys", required_argument, NULL, O_KEYS},
         {"reps", required_argument, NULL, O_REPS},       {"batch", required_argument, NULL, O_BATCH},
@@ -922,7 +942,7 @@ int bench_filter_main(int argc, char **argv)
         {"phases", required_argument, NULL, O_PHASES},   {"hashing", required_argument, NULL, O_HASHING},
         {"recycle", required_argument, NULL, O_RECYCLE}, {"seed", required_argument, NULL, O_SEED},
         {"json", no_argument, NULL, O_JSON},             {"help", no_argument, NULL, 'h'},
-        {"prefill", required_argument, NULL, O_PREFILL},
+        {"prefill", required_argument, NULL, O_PREFILL}, {"sequential", no_argument, NULL, O_SEQUENTIAL},
         {NULL, 0, NULL, 0}};
     opterr = 0;
     int o, rc;
@@ -1005,6 +1025,7 @@ int bench_filter_main(int argc, char **argv)
             c.seed = v;
             break;
         case O_JSON: c.json = 1; break;
+        case O_SEQUENTIAL: c.sequential = 1; break;
         case O_PREFILL:
             if (cli_parse_double(optarg, 0, 1, 1, 1, &c.prefill, &err))
                 return cli_usage(CMD, "--prefill: '%s': %s (0 to 1)", optarg, err);

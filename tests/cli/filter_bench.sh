@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# filter_bench.sh -- `rbf bench filter` runs (a tiny size, few keys) in both
+# orders and reports every row in its JSON.  No timing is asserted here:
+# timings belong to the benchmark itself (docs/performance.md).
+. "$RBF_SRC/tests/data/cli_lib.bash"
+CMD="bench filter"
+for order in interleaved sequential; do
+    ARGS="--sizes 128KiB --keys 8192 --reps 1 --fill-cap 4096 --json"
+    [ "$order" = sequential ] && ARGS="$ARGS --sequential"
+    expect_ok $ARGS
+    CHECKS=$((CHECKS + 1))
+    python3 - "$OUT" "$order" <<'PY' || bad "$ARGS: unexpected JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["order"] == sys.argv[2], d["order"]
+assert d["hashes"] == 7 and d["reps"] == 1
+rows = [r for s in d["sizes"] for r in s["results"]]
+names = {r["implementation"] for r in rows}
+assert {"rbf_insert", "rbf_insert_keys", "rbf_contains"} <= names, names
+assert all(r["ns_per_op"] > 0 and len(r["rounds_ns_per_op"]) == 1 for r in rows)
+PY
+done
+expect_usage "--sequential" --sequential=1
+finish
