@@ -27,7 +27,8 @@
  * interleaved (round r of every measurement, then round r+1), so a burst of
  * load from elsewhere hits them alike (--sequential: each measurement's
  * rounds back to back instead); the median round is reported.  A
- * round runs in chunks of CHUNK operations: the chunk's keys (or indices)
+ * round runs in chunks of `chunk` operations (4096 unless --chunk says
+ * otherwise): the chunk's keys (or indices)
  * are generated outside the timed region, so only the filter's work is
  * timed, with its input hot in cache as in a packet path.
  *
@@ -60,7 +61,8 @@
 #endif
 
 #define CMD "bench filter"
-#define CHUNK 4096u            /* operations per timed chunk */
+#define CHUNK 4096u            /* operations per timed chunk, by default */
+#define MAX_CHUNK (16u << 20)  /* --chunk at most */
 #define KEY_LEN 16u            /* bytes per key */
 #define LIMIT_AHEAD 16u        /* prefetch distance of the limit kernels, in operations */
 #define MAX_SIZES 16
@@ -162,6 +164,7 @@ typedef struct ctx {
     double prefill; /* insert filters: this fraction of libbloom's entries, before timing */
     int json;
     int sequential; /* each measurement's rounds back to back instead of interleaved */
+    size_t chunk;   /* operations per timed chunk (keys generated before each) */
     /* per size */
     uint64_t bytes;
     rbf *f;  /* test-and-insert filter */
@@ -404,7 +407,7 @@ static double run_round(ctx *c, const measure *m)
 {
     double total = 0;
     for (uint64_t done = 0; done < c->keys;) {
-        size_t n = c->keys - done < CHUNK ? (size_t)(c->keys - done) : CHUNK;
+        size_t n = c->keys - done < c->chunk ? (size_t)(c->keys - done) : c->chunk;
         total += run_chunk(c, m, n);
         done += n;
     }
@@ -460,7 +463,7 @@ static double rbf_fill(const rbf *f)
 static void prefill_insert(ctx *c, uint64_t n)
 {
     for (uint64_t done = 0; done < n;) {
-        size_t b = n - done < CHUNK ? (size_t)(n - done) : CHUNK;
+        size_t b = n - done < c->chunk ? (size_t)(n - done) : c->chunk;
         fresh_keys(c, b);
         rbf_insert_keys(c->f, c->keyp, c->lens, b, NULL);
 #ifdef RBF_HAVE_LIBBLOOM
@@ -735,10 +738,10 @@ static const char *size_label(uint64_t bytes, char *buf, size_t cap)
 static void print_table(const ctx *c, const size_result *srs, size_t nsz, double load0, double load1)
 {
     printf("rbf bench filter: k = %u, %u-byte random keys, %llu operations per round, "
-           "median of %u rounds after 1 warm-up (%s), batch %zu\n",
+           "median of %u rounds after 1 warm-up (%s), batch %zu, keys generated per chunk of %zu\n",
            c->k, KEY_LEN, (unsigned long long)c->keys, c->reps,
            c->sequential ? "each row's rounds back to back" : "rounds of all rows interleaved",
-           c->batch);
+           c->batch, c->chunk);
     printf("rbf: %s, %s, %u phase%s, sigma = bits per filter / 2; load average %.2f at start, "
            "%.2f at end\n",
            c->hashing == RBF_COLLIDING ? "colliding" : "non-colliding",
@@ -803,7 +806,7 @@ static void print_json(const ctx *c, const size_result *srs, size_t nsz, double 
     cli_json_string(stdout, c->sequential ? "sequential" : "interleaved");
     printf(",\"hashes\":%u,\"key_bytes\":%u,\"keys_per_round\":%llu,\"reps\":%u,\"warmup_rounds\":1,"
            "\"batch\":%zu,\"chunk\":%u,\"seed\":%llu,\"phases\":%u,\"hashing\":",
-           c->k, KEY_LEN, (unsigned long long)c->keys, c->reps, c->batch, CHUNK,
+           c->k, KEY_LEN, (unsigned long long)c->keys, c->reps, c->batch, (unsigned)c->chunk,
            (unsigned long long)c->seed, c->phases);
     cli_json_string(stdout, c->hashing == RBF_COLLIDING ? "colliding" : "non-colliding");
     printf(",\"recycle\":");
@@ -909,6 +912,10 @@ static void usage(FILE *fp)
             "  --hashing H       colliding (default) or non-colliding\n"
             "  --recycle R       non-retaining (default) or retaining\n"
             "  --seed S          seed of the keys and of the hash key (default 1)\n"
+            "  --chunk N         operations per timed chunk, whose keys are generated just\n"
+            "                    before it, untimed (default 4096: the keys are in cache);\n"
+            "                    --chunk 1Mi with --keys 1Mi streams each round's 16 MiB of\n"
+            "                    keys from memory\n"
             "  --sequential      time each row's rounds back to back (after its own warm-up)\n"
             "                    instead of interleaving the rounds of all rows; a row then\n"
             "                    runs with its filter warm in the caches, as in a harness\n"
@@ -930,11 +937,12 @@ int bench_filter_main(int argc, char **argv)
     c.hashing = RBF_COLLIDING;
     c.recycle = RBF_NON_RETAINING;
     c.fill_cap = 4u << 20;
+    c.chunk = CHUNK;
     uint64_t sizes[MAX_SIZES] = {128u << 10, 4u << 20, 128u << 20};
     size_t nsz = 3;
 
     enum { O_SIZES = 256, O_KEYS, O_REPS, O_BATCH, O_HASHES, O_FILLCAP, O_PHASES, O_HASHING,
-           O_RECYCLE, O_SEED, O_JSON, O_PREFILL, O_SEQUENTIAL };
+           O_RECYCLE, O_SEED, O_JSON, O_PREFILL, O_SEQUENTIAL, O_CHUNK };
     static const struct option opts[] = {
         {"sizes", required_argument, NULL, O_SIZES},     {"keys", required_argument, NULL, O_KEYS},
         {"reps", required_argument, NULL, O_REPS},       {"batch", required_argument, NULL, O_BATCH},
@@ -943,6 +951,7 @@ int bench_filter_main(int argc, char **argv)
         {"recycle", required_argument, NULL, O_RECYCLE}, {"seed", required_argument, NULL, O_SEED},
         {"json", no_argument, NULL, O_JSON},             {"help", no_argument, NULL, 'h'},
         {"prefill", required_argument, NULL, O_PREFILL}, {"sequential", no_argument, NULL, O_SEQUENTIAL},
+        {"chunk", required_argument, NULL, O_CHUNK},
         {NULL, 0, NULL, 0}};
     opterr = 0;
     int o, rc;
@@ -986,8 +995,9 @@ int bench_filter_main(int argc, char **argv)
             c.reps = (unsigned)v;
             break;
         case O_BATCH:
-            if (cli_parse_uint(optarg, 1, CHUNK, &v, &err))
-                return cli_usage(CMD, "--batch: '%s': %s (1 to %u)", optarg, err, CHUNK);
+            if (cli_parse_uint(optarg, 1, MAX_CHUNK, &v, &err))
+                return cli_usage(CMD, "--batch: '%s': %s (1 to %u, and at most --chunk)", optarg,
+                                 err, MAX_CHUNK);
             c.batch = (size_t)v;
             break;
         case O_HASHES:
@@ -1026,6 +1036,11 @@ int bench_filter_main(int argc, char **argv)
             break;
         case O_JSON: c.json = 1; break;
         case O_SEQUENTIAL: c.sequential = 1; break;
+        case O_CHUNK:
+            if (cli_parse_count(optarg, &v, &err) || v < 1 || v > MAX_CHUNK)
+                return cli_usage(CMD, "--chunk: '%s' is not a count from 1 to 16Mi", optarg);
+            c.chunk = (size_t)v;
+            break;
         case O_PREFILL:
             if (cli_parse_double(optarg, 0, 1, 1, 1, &c.prefill, &err))
                 return cli_usage(CMD, "--prefill: '%s': %s (0 to 1)", optarg, err);
@@ -1035,6 +1050,8 @@ int bench_filter_main(int argc, char **argv)
     }
     if ((rc = cli_no_operands(CMD, argc, argv)))
         return rc;
+    if (c.batch > c.chunk)
+        return cli_usage(CMD, "--batch %zu is larger than --chunk %zu", c.batch, c.chunk);
     for (size_t s = 0; s < nsz; s++)
         if (c.phases == 2 && sizes[s] * 8 / 2 <= 2 * (uint64_t)c.k)
             return cli_usage(CMD, "--sizes: %llu bytes is too small for two phases",
@@ -1043,17 +1060,17 @@ int bench_filter_main(int argc, char **argv)
     c.fresh_stream = mix64(c.seed ^ 0xf7e5a11ce0000001ULL);
     c.fill_stream = mix64(c.seed ^ 0x0f111ed000000002ULL);
     c.rng = mix64(c.seed ^ 0x7a11d0e000000003ULL);
-    c.keybuf = malloc(CHUNK * KEY_LEN);
-    c.keyp = malloc(CHUNK * sizeof *c.keyp);
-    c.lens = malloc(CHUNK * sizeof *c.lens);
-    c.idx = malloc((size_t)CHUNK * c.k * sizeof *c.idx);
+    c.keybuf = malloc(c.chunk * KEY_LEN);
+    c.keyp = malloc(c.chunk * sizeof *c.keyp);
+    c.lens = malloc(c.chunk * sizeof *c.lens);
+    c.idx = malloc(c.chunk * c.k * sizeof *c.idx);
     size_result *srs = calloc(nsz, sizeof *srs);
     rc = 0;
     if (!c.keybuf || !c.keyp || !c.lens || !c.idx || !srs) {
         rc = cli_fail(CMD, "out of memory");
         goto done;
     }
-    for (size_t i = 0; i < CHUNK; i++) {
+    for (size_t i = 0; i < c.chunk; i++) {
         c.keyp[i] = c.keybuf + i * KEY_LEN;
         c.lens[i] = KEY_LEN;
     }

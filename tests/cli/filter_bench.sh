@@ -6,7 +6,8 @@
 CMD="bench filter"
 for order in interleaved sequential; do
     ARGS="--sizes 128KiB --keys 8192 --reps 1 --fill-cap 4096 --json"
-    [ "$order" = sequential ] && ARGS="$ARGS --sequential"
+    # the sequential run also streams its keys from one round-sized array
+    [ "$order" = sequential ] && ARGS="$ARGS --sequential --chunk 8192"
     expect_ok $ARGS
     CHECKS=$((CHECKS + 1))
     python3 - "$OUT" "$order" <<'PY' || bad "$ARGS: unexpected JSON"
@@ -14,6 +15,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["order"] == sys.argv[2], d["order"]
 assert d["hashes"] == 7 and d["reps"] == 1
+assert d["chunk"] == (8192 if sys.argv[2] == "sequential" else 4096), d["chunk"]
 rows = [r for s in d["sizes"] for r in s["results"]]
 names = {r["implementation"] for r in rows}
 assert {"rbf_insert", "rbf_insert_keys", "rbf_contains"} <= names, names
@@ -21,4 +23,6 @@ assert all(r["ns_per_op"] > 0 and len(r["rounds_ns_per_op"]) == 1 for r in rows)
 PY
 done
 expect_usage "--sequential" --sequential=1
+expect_usage "--chunk" --chunk 0
+expect_usage "--chunk" --chunk 100
 finish
