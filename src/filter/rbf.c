@@ -854,6 +854,7 @@ int rbf_contains(const rbf *f, const void *key, size_t len)
 
 #define RBF_RING 1024u  /* positions buffered ahead (8 KiB of stack) */
 #define RBF_AHEAD 16u   /* messages ahead */
+#define RBF_BATCH_DIRECT_WORDS ((512u << 10) / 8) /* filters up to 512 KiB: no pipeline */
 
 typedef struct ring {
     uint64_t pos[RBF_RING];
@@ -904,6 +905,22 @@ static inline void ring_fill(const struct rbf *f, uint64_t *slot, uint64_t hash,
 static int64_t run_batch(struct rbf *f, int insert, const uint64_t *hashes, const void *const *keys,
                          const size_t *lens, size_t n, uint8_t *results)
 {
+#ifdef RBF_HAVE_AVX512
+    /* A filter that fits in L2 gains nothing from the pipeline (its loads
+     * are short), and the single-message gather path issues fewer
+     * instructions: measured at 128 KiB, 18 ns per key against 20. */
+    if (insert && (f->simd & RBF_SIMD_GATHER) && f->nwords <= RBF_BATCH_DIRECT_WORDS) {
+        int64_t total = 0;
+        for (size_t i = 0; i < n; i++) {
+            int res = hashes ? insert1_gather_hash_k[f->cfg.hashes](f, hashes[i])
+                             : insert1_gather_key_k[f->cfg.hashes](f, keys[i], lens[i]);
+            if (results)
+                results[i] = (uint8_t)res;
+            total += res;
+        }
+        return total;
+    }
+#endif
     ring r;
     ring_init(&r, f);
     size_t pre = n < r.ahead ? n : r.ahead;
