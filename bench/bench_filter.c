@@ -333,13 +333,14 @@ static double run_chunk(ctx *c, const measure *m, size_t n)
     case OP_LIMIT_READ: limit_indices(c, n); break;
     }
 #ifdef RBF_HAVE_LIBBLOOM
-    if (m->op == OP_INSERT && m->impl == IMPL_LIBBLOOM) {
-        if (c->bl_since_reset + n > (uint64_t)c->bl.entries) {
-            bloom_reset(&c->bl);
-            c->bl_since_reset = 0;
-            c->bl_resets++;
-        }
-        c->bl_since_reset += n;
+    /* libbloom is reset before it passes its design entries: outside the
+     * timed region when the whole chunk then fits (the default chunk always
+     * does), else inside it, where the insert loop below resets it */
+    if (m->op == OP_INSERT && m->impl == IMPL_LIBBLOOM && n <= (uint64_t)c->bl.entries &&
+        c->bl_since_reset + n > (uint64_t)c->bl.entries) {
+        bloom_reset(&c->bl);
+        c->bl_since_reset = 0;
+        c->bl_resets++;
     }
 #endif
     const uint64_t *lw = NULL;
@@ -368,8 +369,20 @@ static double run_chunk(ctx *c, const measure *m, size_t n)
     case IMPL_LIBBLOOM:
 #ifdef RBF_HAVE_LIBBLOOM
         if (m->op == OP_INSERT) {
-            for (size_t i = 0; i < n; i++)
-                r += bloom_add(&c->bl, c->keybuf + i * KEY_LEN, (int)KEY_LEN);
+            for (size_t i = 0; i < n;) {
+                uint64_t room = (uint64_t)c->bl.entries - c->bl_since_reset;
+                if (room == 0) { /* only with a chunk larger than libbloom's entries */
+                    bloom_reset(&c->bl);
+                    c->bl_since_reset = 0;
+                    c->bl_resets++;
+                    room = (uint64_t)c->bl.entries;
+                }
+                size_t seg = n - i < room ? n - i : (size_t)room;
+                for (size_t j = i; j < i + seg; j++)
+                    r += bloom_add(&c->bl, c->keybuf + j * KEY_LEN, (int)KEY_LEN);
+                c->bl_since_reset += seg;
+                i += seg;
+            }
         } else {
             for (size_t i = 0; i < n; i++)
                 r += bloom_check(&c->blc, c->keybuf + i * KEY_LEN, (int)KEY_LEN);
@@ -915,7 +928,9 @@ static void usage(FILE *fp)
             "  --chunk N         operations per timed chunk, whose keys are generated just\n"
             "                    before it, untimed (default 4096: the keys are in cache);\n"
             "                    --chunk 1Mi with --keys 1Mi streams each round's 16 MiB of\n"
-            "                    keys from memory\n"
+            "                    keys from memory (libbloom is then reset inside the timed\n"
+            "                    loop whenever it reaches its design entries, as rbf\n"
+            "                    recycles inside it)\n"
             "  --sequential      time each row's rounds back to back (after its own warm-up)\n"
             "                    instead of interleaving the rounds of all rows; a row then\n"
             "                    runs with its filter warm in the caches, as in a harness\n"
