@@ -90,9 +90,9 @@ static void rng_streams(void **state)
 {
     (void)state;
     sim_rng a, b, c;
-    sim_rng_seed(&a, 1, 0);
-    sim_rng_seed(&b, 1, 0);
-    sim_rng_seed(&c, 1, 1);
+    rbf__sim_rng_seed(&a, 1, 0);
+    rbf__sim_rng_seed(&b, 1, 0);
+    rbf__sim_rng_seed(&c, 1, 1);
     int diff = 0;
     for (int i = 0; i < 1000; i++) {
         uint64_t x = sim_rng_next(&a), y = sim_rng_next(&b), z = sim_rng_next(&c);
@@ -123,9 +123,9 @@ static void alias_table(void **state)
     const double w[] = {0, 1, 2, 3, 0, 5, 8, 13, 21, 34, 55, 0.5, 0.25, 200};
     const size_t n = sizeof w / sizeof w[0];
     sim_alias a;
-    assert_int_equal(sim_alias_init(&a, w, n), RBF_OK);
+    assert_int_equal(rbf__sim_alias_init(&a, w, n), RBF_OK);
     sim_rng r;
-    sim_rng_seed(&r, 7, 0);
+    rbf__sim_rng_seed(&r, 7, 0);
     uint64_t cnt[sizeof w / sizeof w[0]] = {0};
     double e[sizeof w / sizeof w[0]], sum = 0;
     const uint64_t draws = 2000000;
@@ -138,14 +138,14 @@ static void alias_table(void **state)
     assert_int_equal(cnt[0], 0);
     assert_int_equal(cnt[4], 0);
     assert_true(chi_square_ok(cnt, e, n, "alias"));
-    sim_alias_free(&a);
-    sim_alias_free(NULL);
+    rbf__sim_alias_free(&a);
+    rbf__sim_alias_free(NULL);
     /* Bad inputs. */
     const double neg[] = {1, -1};
     const double zero[] = {0, 0};
-    assert_int_equal(sim_alias_init(&a, neg, 2), RBF_EINVAL);
-    assert_int_equal(sim_alias_init(&a, zero, 2), RBF_EINVAL);
-    assert_int_equal(sim_alias_init(&a, w, 0), RBF_EINVAL);
+    assert_int_equal(rbf__sim_alias_init(&a, neg, 2), RBF_EINVAL);
+    assert_int_equal(rbf__sim_alias_init(&a, zero, 2), RBF_EINVAL);
+    assert_int_equal(rbf__sim_alias_init(&a, w, 0), RBF_EINVAL);
 }
 
 static void zipf_frequencies(void **state)
@@ -155,9 +155,9 @@ static void zipf_frequencies(void **state)
     for (size_t j = 0; j < sizeof exps / sizeof exps[0]; j++) {
         const uint64_t n = 200, draws = 2000000;
         sim_alias a;
-        assert_int_equal(sim_zipf_init(&a, n, exps[j]), RBF_OK);
+        assert_int_equal(rbf__sim_zipf_init(&a, n, exps[j]), RBF_OK);
         sim_rng r;
-        sim_rng_seed(&r, 11, j);
+        rbf__sim_rng_seed(&r, 11, j);
         uint64_t cnt[200] = {0};
         double e[200], h = 0;
         for (uint64_t t = 0; t < draws; t++)
@@ -168,7 +168,7 @@ static void zipf_frequencies(void **state)
         for (uint64_t i = 0; i < n; i++)
             e[i] = (double)draws * pow((double)(i + 1), -exps[j]) / h;
         assert_true(chi_square_ok(cnt, e, n, "zipf"));
-        sim_alias_free(&a);
+        rbf__sim_alias_free(&a);
     }
 }
 
@@ -179,10 +179,10 @@ static void fading_law(void **state)
     (void)state;
     const double R = 0.2, L = 50; /* L R = 10 births: the ring holds 512 */
     sim_fading fw;
-    assert_int_equal(sim_fading_init(&fw, R, L), RBF_OK);
+    assert_int_equal(rbf__sim_fading_init(&fw, R, L), RBF_OK);
     assert_int_equal(fw.window, 512);
     sim_rng r;
-    sim_rng_seed(&r, 3, 0);
+    rbf__sim_rng_seed(&r, 3, 0);
     const uint64_t n = 2000000, warm = 10000;
     uint64_t births = 0, repeats = 0, ages[64] = {0};
     for (uint64_t t = 0; t < warm + n; t++) {
@@ -213,10 +213,10 @@ static void fading_law(void **state)
     e[63] = (double)repeats * pow(p, 63);
     assert_true(chi_square_ok(ages, e, 64, "fading ages"));
     /* Bad parameters; R = 1 makes every arrival a birth. */
-    assert_int_equal(sim_fading_init(&fw, 0, 10), RBF_EINVAL);
-    assert_int_equal(sim_fading_init(&fw, 1.5, 10), RBF_EINVAL);
-    assert_int_equal(sim_fading_init(&fw, 0.5, 0), RBF_EINVAL);
-    assert_int_equal(sim_fading_init(&fw, 1, 10), RBF_OK);
+    assert_int_equal(rbf__sim_fading_init(&fw, 0, 10), RBF_EINVAL);
+    assert_int_equal(rbf__sim_fading_init(&fw, 1.5, 10), RBF_EINVAL);
+    assert_int_equal(rbf__sim_fading_init(&fw, 0.5, 0), RBF_EINVAL);
+    assert_int_equal(rbf__sim_fading_init(&fw, 1, 10), RBF_OK);
     for (int t = 0; t < 100; t++) {
         int birth;
         assert_int_equal(sim_fading_next(&fw, &r, &birth), (uint64_t)t);
@@ -240,7 +240,7 @@ static void trace_loading(void **state)
     const char text[] = "alpha\nbeta\nalpha\r\n\ngamma"; /* no final newline */
     char *path = temp_file(text, sizeof text - 1);
     sim_trace t;
-    assert_int_equal(sim_trace_load(path, &t), RBF_OK);
+    assert_int_equal(rbf__sim_trace_load(path, &t), RBF_OK);
     assert_int_equal(t.lines, 5);
     assert_int_equal(t.ids, 5); /* "alpha\r" differs from "alpha"; "" is a message */
     assert_int_equal(t.line_id[0], 0);
@@ -252,25 +252,25 @@ static void trace_loading(void **state)
     assert_true(t.hashes[2] == XXH3_64bits("alpha\r", 6));
     assert_true(t.hashes[3] == XXH3_64bits("", 0));
     assert_true(t.hashes[4] == XXH3_64bits("gamma", 5));
-    sim_trace_free(&t);
+    rbf__sim_trace_free(&t);
     unlink(path);
     free(path);
 
     char *path2 = temp_file("x\ny\nx\nx\n", 8);
-    assert_int_equal(sim_trace_load(path2, &t), RBF_OK);
+    assert_int_equal(rbf__sim_trace_load(path2, &t), RBF_OK);
     assert_int_equal(t.lines, 4);
     assert_int_equal(t.ids, 2);
     assert_int_equal(t.line_id[2], 0);
     assert_int_equal(t.line_id[3], 0);
-    sim_trace_free(&t);
+    rbf__sim_trace_free(&t);
     unlink(path2);
     free(path2);
 
     char *empty = temp_file("", 0);
-    assert_int_equal(sim_trace_load(empty, &t), RBF_EINVAL);
+    assert_int_equal(rbf__sim_trace_load(empty, &t), RBF_EINVAL);
     unlink(empty);
     free(empty);
-    assert_int_equal(sim_trace_load("/nonexistent/rbf/trace", &t), RBF_EIO);
+    assert_int_equal(rbf__sim_trace_load("/nonexistent/rbf/trace", &t), RBF_EIO);
 }
 
 /* A trace split over epochs: every line counted once; a line's repeats in

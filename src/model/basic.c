@@ -19,7 +19,7 @@ void rbf_model_params_init(rbf_model_params *p)
     p->progress_ctx = NULL;
 }
 
-int model_check_params(const rbf_model_params *p)
+int rbf__model_check_params(const rbf_model_params *p)
 {
     if (!p || p->bits < 1 || p->hashes < 1 || p->hashes > MODEL_MAX_HASHES)
         return RBF_MODEL_EINVAL;
@@ -60,7 +60,7 @@ double rbf_model_rho(uint64_t bits, unsigned hashes, int non_colliding, uint64_t
     return model_clamp01(r);
 }
 
-double model_one_minus_rho(uint64_t bits, unsigned hashes, int non_colliding, uint64_t b)
+double rbf__model_one_minus_rho(uint64_t bits, unsigned hashes, int non_colliding, uint64_t b)
 {
     if (b >= bits)
         return 0.0;

@@ -26,7 +26,7 @@
 
 #include "model_internal.h"
 
-int model_pass_init(model_pass *ps, uint64_t bits, unsigned hashes, int non_colliding)
+int rbf__model_pass_init(model_pass *ps, uint64_t bits, unsigned hashes, int non_colliding)
 {
     memset(ps, 0, sizeof *ps);
     ps->bits = bits;
@@ -37,7 +37,7 @@ int model_pass_init(model_pass *ps, uint64_t bits, unsigned hashes, int non_coll
     ps->inv = calloc(hashes, sizeof *ps->inv);
     ps->x = calloc(hashes, sizeof *ps->x);
     if (!ps->u || !ps->v || !ps->inv || !ps->x) {
-        model_pass_free(ps);
+        rbf__model_pass_free(ps);
         return RBF_MODEL_ENOMEM;
     }
     for (unsigned q = 0; q < hashes; q++)
@@ -49,7 +49,7 @@ int model_pass_init(model_pass *ps, uint64_t bits, unsigned hashes, int non_coll
     return RBF_MODEL_OK;
 }
 
-void model_pass_free(model_pass *ps)
+void rbf__model_pass_free(model_pass *ps)
 {
     if (!ps)
         return;
@@ -60,7 +60,7 @@ void model_pass_free(model_pass *ps)
     ps->u = ps->v = ps->inv = ps->x = NULL;
 }
 
-void model_pass_step(model_pass *ps)
+void rbf__model_pass_step(model_pass *ps)
 {
     const unsigned k = ps->hashes;
     const uint64_t b = ps->b;
@@ -77,7 +77,7 @@ void model_pass_step(model_pass *ps)
         }
         rho = xk;
         double omr = (k == 1) ? stay_not
-                              : (rho <= 0.5 ? 1.0 - rho : model_one_minus_rho(ps->bits, k, 0, b));
+                              : (rho <= 0.5 ? 1.0 - rho : rbf__model_one_minus_rho(ps->bits, k, 0, b));
         v[0] = omr > 0.0 ? (u[0] + h) / omr : 0.0;
         for (unsigned q = 1; q < k; q++)
             v[q] = x * v[q - 1] + u[q];
@@ -96,7 +96,7 @@ void model_pass_step(model_pass *ps)
         for (unsigned q = 1; q < k; q++)
             h = x[q] * (u[q] + h);
         rho = prod;
-        double omr = rho <= 0.5 ? 1.0 - rho : model_one_minus_rho(ps->bits, k, 1, b);
+        double omr = rho <= 0.5 ? 1.0 - rho : rbf__model_one_minus_rho(ps->bits, k, 1, b);
         v[0] = omr > 0.0 ? (u[0] + h) / omr : 0.0;
         for (unsigned q = 1; q < k; q++)
             v[q] = x[q - 1] * v[q - 1] + u[q];
@@ -115,7 +115,7 @@ void model_pass_step(model_pass *ps)
     ps->b = b + 1;
 }
 
-double model_pass_fp(const model_pass *ps, int retaining)
+double rbf__model_pass_fp(const model_pass *ps, int retaining)
 {
     double den = retaining ? msum_get(&ps->sum_g1) : msum_get(&ps->sum_g);
     if (!(den > 0.0))
@@ -123,7 +123,7 @@ double model_pass_fp(const model_pass *ps, int retaining)
     return model_clamp01(msum_get(&ps->sum_gr) / den);
 }
 
-void model_pass_save(const model_pass *ps, model_pass_state *st)
+void rbf__model_pass_save(const model_pass *ps, model_pass_state *st)
 {
     st->b = ps->b;
     st->sum_g = ps->sum_g;
@@ -132,7 +132,7 @@ void model_pass_save(const model_pass *ps, model_pass_state *st)
     memcpy(st->u, ps->u, ps->hashes * sizeof *ps->u);
 }
 
-void model_pass_restore(model_pass *ps, const model_pass_state *st)
+void rbf__model_pass_restore(model_pass *ps, const model_pass_state *st)
 {
     ps->b = st->b;
     ps->sum_g = st->sum_g;
@@ -146,7 +146,7 @@ void model_pass_restore(model_pass *ps, const model_pass_state *st)
  * filter; below that the retaining filter is not sigma-bounded). */
 static int check_sigma(const rbf_model_params *p, uint64_t sigma)
 {
-    int rc = model_check_params(p);
+    int rc = rbf__model_check_params(p);
     if (rc)
         return rc;
     if (sigma < 1 || sigma >= p->bits)
@@ -168,7 +168,7 @@ int rbf_model_sigma(const rbf_model_params *p, uint64_t sigma, rbf_model_sigma_r
         return RBF_MODEL_EINVAL;
     if (p->method == RBF_MODEL_PAPER) {
         double fp, en0;
-        rc = model_paper_sigma(p, sigma, &fp, &en0, NULL);
+        rc = rbf__model_paper_sigma(p, sigma, &fp, &en0, NULL);
         if (rc)
             return rc;
         out->fp = fp;
@@ -176,45 +176,45 @@ int rbf_model_sigma(const rbf_model_params *p, uint64_t sigma, rbf_model_sigma_r
         return RBF_MODEL_OK;
     }
     model_pass ps;
-    rc = model_pass_init(&ps, p->bits, p->hashes, p->non_colliding);
+    rc = rbf__model_pass_init(&ps, p->bits, p->hashes, p->non_colliding);
     if (rc)
         return rc;
     for (uint64_t b = 0; b <= sigma; b++) {
         if ((b & (PASS_PROGRESS_EVERY - 1)) == 0 && b && model_progress(p, b, sigma + 1)) {
-            model_pass_free(&ps);
+            rbf__model_pass_free(&ps);
             return RBF_MODEL_ECANCELED;
         }
-        model_pass_step(&ps);
+        rbf__model_pass_step(&ps);
     }
-    out->fp = model_pass_fp(&ps, p->retaining);
+    out->fp = rbf__model_pass_fp(&ps, p->retaining);
     out->expected_messages = ps.en0;
-    model_pass_free(&ps);
+    rbf__model_pass_free(&ps);
     return RBF_MODEL_OK;
 }
 
 int rbf_model_sigma_curve(const rbf_model_params *p, uint64_t sigma_max, double *fp, double *en0)
 {
-    int rc = model_check_params(p);
+    int rc = rbf__model_check_params(p);
     if (rc)
         return rc;
     if (sigma_max >= p->bits)
         return RBF_MODEL_EINVAL;
     model_pass ps;
-    rc = model_pass_init(&ps, p->bits, p->hashes, p->non_colliding);
+    rc = rbf__model_pass_init(&ps, p->bits, p->hashes, p->non_colliding);
     if (rc)
         return rc;
     for (uint64_t b = 0; b <= sigma_max; b++) {
         if ((b & (PASS_PROGRESS_EVERY - 1)) == 0 && b && model_progress(p, b, sigma_max + 1)) {
-            model_pass_free(&ps);
+            rbf__model_pass_free(&ps);
             return RBF_MODEL_ECANCELED;
         }
-        model_pass_step(&ps);
+        rbf__model_pass_step(&ps);
         if (fp)
-            fp[b] = model_pass_fp(&ps, p->retaining);
+            fp[b] = rbf__model_pass_fp(&ps, p->retaining);
         if (en0)
             en0[b] = ps.en0;
     }
-    model_pass_free(&ps);
+    rbf__model_pass_free(&ps);
     if (p->method == RBF_MODEL_PAPER) {
         /* The paper's method has no curve: one O(k^2 sigma) solve per
          * point.  Points where the model is undefined (sigma = 0; retaining

@@ -54,10 +54,10 @@ static inline double model_clamp01(double x)
 
 /* Validate the common parameters: bits >= 1, 1 <= hashes <= max,
  * non-colliding needs hashes <= bits, flags 0/1, a known method. */
-int model_check_params(const rbf_model_params *p);
+int rbf__model_check_params(const rbf_model_params *p);
 
 /* 1 - rho(b) computed without cancellation when rho(b) is close to 1. */
-double model_one_minus_rho(uint64_t bits, unsigned hashes, int non_colliding, uint64_t b);
+double rbf__model_one_minus_rho(uint64_t bits, unsigned hashes, int non_colliding, uint64_t b);
 
 /* ---- the renewal pass (fast.c), resumable so that the planner can stop
  * at the first sigma over its target and the two-phase planner can
@@ -84,31 +84,31 @@ typedef struct model_pass {
 typedef struct model_pass_state {
     uint64_t b;
     model_sum sum_g, sum_g1, sum_gr;
-    double *u; /* k entries, owned by the caller of model_pass_save */
+    double *u; /* k entries, owned by the caller of rbf__model_pass_save */
 } model_pass_state;
 
-int model_pass_init(model_pass *ps, uint64_t bits, unsigned hashes, int non_colliding);
-void model_pass_free(model_pass *ps);
+int rbf__model_pass_init(model_pass *ps, uint64_t bits, unsigned hashes, int non_colliding);
+void rbf__model_pass_free(model_pass *ps);
 /* Process level ps->b: sets ps->g, ps->rho, ps->en0 and advances b. */
-void model_pass_step(model_pass *ps);
+void rbf__model_pass_step(model_pass *ps);
 /* f_sigma^1 at sigma = the level just processed. */
-double model_pass_fp(const model_pass *ps, int retaining);
-void model_pass_save(const model_pass *ps, model_pass_state *st);
-void model_pass_restore(model_pass *ps, const model_pass_state *st);
+double rbf__model_pass_fp(const model_pass *ps, int retaining);
+void rbf__model_pass_save(const model_pass *ps, model_pass_state *st);
+void rbf__model_pass_restore(model_pass *ps, const model_pass_state *st);
 
 /* ---- per-message step distribution (the paper's tau_k(i, i+d), d = 0..k,
  * without a threshold): out[d] for d = 0..k.  `work` holds k + 1 doubles.
  * O(k^2). */
-void model_step_dist(uint64_t bits, unsigned hashes, int non_colliding, uint64_t i, double *out);
+void rbf__model_step_dist(uint64_t bits, unsigned hashes, int non_colliding, uint64_t i, double *out);
 
 /* Two-phase frozen-filter rate at threshold sigma given g_j for
  * j = sigma-k+1..sigma: gwin[t] = g_{sigma-k+1+t} for t = 0..k-1 (entries
  * for j < 0 or j < first must be 0).  Returns sum F_i rho(i).  O(k^3). */
-double model_frozen_rate(uint64_t bits, unsigned hashes, int non_colliding, int retaining,
+double rbf__model_frozen_rate(uint64_t bits, unsigned hashes, int non_colliding, int retaining,
                          uint64_t sigma, const double *gwin);
 
 /* ---- the paper's method (paper.c) for one sigma. */
-int model_paper_sigma(const rbf_model_params *p, uint64_t sigma, double *fp, double *en0,
+int rbf__model_paper_sigma(const rbf_model_params *p, uint64_t sigma, double *fp, double *en0,
                       double *fp_frozen);
 
 /* Cancellation check helper: calls the progress callback if any. */

@@ -24,7 +24,7 @@
 
 /* ---- the f_w sequence f_w(0), f_w(1), ... in O(1) per term */
 
-void fw_iter_init(fw_iter *it, uint64_t bits, unsigned hashes)
+void rbf__fw_iter_init(fw_iter *it, uint64_t bits, unsigned hashes)
 {
     it->bits = bits;
     it->hashes = hashes;
@@ -48,7 +48,7 @@ static inline double ipow(double x, unsigned e)
     return r;
 }
 
-double fw_iter_next(fw_iter *it)
+double rbf__fw_iter_next(fw_iter *it)
 {
     double f;
     if (it->bits <= 1)
@@ -201,7 +201,7 @@ static int bdist_message_cond(bdist *d)
      * p: messages that have.  Start with P(b) / (1 - rho(b)) in aux. */
     for (size_t o = 0; o < n; o++) {
         uint64_t b = d->lo + o;
-        d->aux[o] = d->p[o] / model_one_minus_rho(d->bits, d->hashes, d->nc, b);
+        d->aux[o] = d->p[o] / rbf__model_one_minus_rho(d->bits, d->hashes, d->nc, b);
         d->p[o] = 0.0;
     }
     uint64_t hi = d->hi;
@@ -238,7 +238,7 @@ static double bdist_mean_rho(const bdist *d, double *w)
         double r = rbf_model_rho(d->bits, d->hashes, d->nc, b);
         msum_add(&s, pb * r);
         if (w) {
-            double om = model_one_minus_rho(d->bits, d->hashes, d->nc, b);
+            double om = rbf__model_one_minus_rho(d->bits, d->hashes, d->nc, b);
             if (om > 0.0)
                 msum_add(&t, pb * r / om);
             else
@@ -257,7 +257,7 @@ static double bdist_mean_rho(const bdist *d, double *w)
 static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model_n_result *curve,
                          rbf_model_n_result *last)
 {
-    int rc = model_check_params(p);
+    int rc = rbf__model_check_params(p);
     if (rc)
         return rc;
     if (messages < 1 || (!curve && !last))
@@ -269,7 +269,7 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
 
     /* the paper's bounds (f_w(n) is the rate of the message after n) */
     fw_iter it;
-    fw_iter_init(&it, M, k);
+    rbf__fw_iter_init(&it, M, k);
     model_sum so, sr;
     msum_init(&so);
     msum_init(&sr);
@@ -277,7 +277,7 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
     for (uint64_t i = 1; i <= N; i++) {
         if ((i & 0xfffff) == 0 && model_progress(p, 0, 2 * N))
             return RBF_MODEL_ECANCELED;
-        double f = fw_iter_next(&it); /* f_i = f_w(i - 1) */
+        double f = rbf__fw_iter_next(&it); /* f_i = f_w(i - 1) */
         msum_add(&so, f);
         if (f >= 1.0)
             r_inf = 1;

@@ -20,7 +20,7 @@ typedef struct fw_iter {
     double y;    /* 1 - q^i */
 } fw_iter;
 
-void fw_iter_init(fw_iter *it, uint64_t bits, unsigned hashes);
-double fw_iter_next(fw_iter *it); /* returns f_w(i), then i++ */
+void rbf__fw_iter_init(fw_iter *it, uint64_t bits, unsigned hashes);
+double rbf__fw_iter_next(fw_iter *it); /* returns f_w(i), then i++ */
 
 #endif

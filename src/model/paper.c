@@ -398,7 +398,7 @@ out:
     return rc;
 }
 
-int model_paper_sigma(const rbf_model_params *p, uint64_t sigma, double *fp, double *en0,
+int rbf__model_paper_sigma(const rbf_model_params *p, uint64_t sigma, double *fp, double *en0,
                       double *fp_frozen)
 {
     paper_ctx c = {p->bits, p->hashes, p->non_colliding, sigma};

@@ -187,7 +187,7 @@ static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double 
     if (M < 2 || (nc && k > M))
         return RBF_MODEL_OK;
     model_pass ps;
-    int rc = model_pass_init(&ps, M, k, nc);
+    int rc = rbf__model_pass_init(&ps, M, k, nc);
     if (rc)
         return rc;
     double *ring = two ? calloc(k + 1, sizeof *ring) : NULL;
@@ -207,12 +207,12 @@ static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double 
             if ((rc = prog_tick(pp, 0x10000)) != RBF_MODEL_OK)
                 goto out;
         }
-        model_pass_step(&ps);
+        rbf__model_pass_step(&ps);
         if (two)
             ring[b % (k + 1)] = ps.g;
         if (b < first)
             continue;
-        double f1 = model_pass_fp(&ps, ret);
+        double f1 = rbf__model_pass_fp(&ps, ret);
         if (f1 > eps)
             break;
         if (two) {
@@ -225,7 +225,7 @@ static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double 
                 break;
             if (hi2 > eps) {
                 window_from_ring(ring, k, b, gwin);
-                double ff = model_frozen_rate(M, k, nc, ret, b, gwin);
+                double ff = rbf__model_frozen_rate(M, k, nc, ret, b, gwin);
                 if (ff < 0.0) {
                     rc = RBF_MODEL_ENOMEM;
                     goto out;
@@ -246,7 +246,7 @@ static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double 
     if (two && res->feasible) {
         /* the ring still holds g for sigma*-k+1..sigma* (sigma* >= b-1) */
         window_from_ring(ring, k, res->sigma, gwin);
-        double ff = model_frozen_rate(M, k, nc, ret, res->sigma, gwin);
+        double ff = rbf__model_frozen_rate(M, k, nc, ret, res->sigma, gwin);
         if (ff < 0.0) {
             rc = RBF_MODEL_ENOMEM;
             goto out;
@@ -257,7 +257,7 @@ static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double 
 out:
     free(ring);
     free(gwin);
-    model_pass_free(&ps);
+    rbf__model_pass_free(&ps);
     return rc;
 }
 
@@ -386,7 +386,7 @@ static int scan_oa(uint64_t M, unsigned k, double eps, uint64_t limit, plan_prog
                    double *fo_at, uint64_t *na, double *fa_at)
 {
     fw_iter it;
-    fw_iter_init(&it, M, k);
+    rbf__fw_iter_init(&it, M, k);
     model_sum so, sr;
     msum_init(&so);
     msum_init(&sr);
@@ -400,7 +400,7 @@ static int scan_oa(uint64_t M, unsigned k, double eps, uint64_t limit, plan_prog
             if (prog_tick(pp, 0x100000))
                 return RBF_MODEL_ECANCELED;
         }
-        double f = fw_iter_next(&it); /* f_N = f_w(N-1) */
+        double f = rbf__fw_iter_next(&it); /* f_N = f_w(N-1) */
         msum_add(&so, f);
         double fo = msum_get(&so) / (double)N;
         if (fo > eps)

@@ -18,7 +18,7 @@
 
 #include "model_internal.h"
 
-void model_step_dist(uint64_t bits, unsigned hashes, int non_colliding, uint64_t i, double *out)
+void rbf__model_step_dist(uint64_t bits, unsigned hashes, int non_colliding, uint64_t i, double *out)
 {
     /* out[d] = P(one message from i bits sets exactly d new bits), built
      * hash by hash: hash q stays with probability x_q(i+d). */
@@ -48,7 +48,7 @@ void model_step_dist(uint64_t bits, unsigned hashes, int non_colliding, uint64_t
     }
 }
 
-double model_frozen_rate(uint64_t bits, unsigned hashes, int non_colliding, int retaining,
+double rbf__model_frozen_rate(uint64_t bits, unsigned hashes, int non_colliding, int retaining,
                          uint64_t sigma, const double *gwin)
 {
     const unsigned k = hashes;
@@ -66,7 +66,7 @@ double model_frozen_rate(uint64_t bits, unsigned hashes, int non_colliding, int 
         uint64_t i = sigma + 1 + t - k;
         if (gwin[t] <= 0.0)
             continue;
-        model_step_dist(bits, k, non_colliding, i, dist);
+        rbf__model_step_dist(bits, k, non_colliding, i, dist);
         /* P(d > sigma - i): the message would pass sigma */
         model_sum tail;
         msum_init(&tail);
@@ -83,20 +83,20 @@ double model_frozen_rate(uint64_t bits, unsigned hashes, int non_colliding, int 
 
 int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma, rbf_model_two_phase_result *out)
 {
-    int rc = model_check_params(p);
+    int rc = rbf__model_check_params(p);
     if (rc)
         return rc;
     if (!out || sigma < 1 || sigma >= p->bits || (p->retaining && sigma < p->hashes))
         return RBF_MODEL_EINVAL;
     double f1, en0, ff;
     if (p->method == RBF_MODEL_PAPER) {
-        rc = model_paper_sigma(p, sigma, &f1, &en0, &ff);
+        rc = rbf__model_paper_sigma(p, sigma, &f1, &en0, &ff);
         if (rc)
             return rc;
     } else {
         const unsigned k = p->hashes;
         model_pass ps;
-        rc = model_pass_init(&ps, p->bits, k, p->non_colliding);
+        rc = rbf__model_pass_init(&ps, p->bits, k, p->non_colliding);
         if (rc)
             return rc;
         double *ring = calloc(k, sizeof *ring); /* g_b at b % k */
@@ -104,29 +104,29 @@ int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma, rbf_model_two
         if (!ring || !gwin) {
             free(ring);
             free(gwin);
-            model_pass_free(&ps);
+            rbf__model_pass_free(&ps);
             return RBF_MODEL_ENOMEM;
         }
         for (uint64_t b = 0; b <= sigma; b++) {
             if ((b & 0xffff) == 0 && b && model_progress(p, b, sigma + 1)) {
                 free(ring);
                 free(gwin);
-                model_pass_free(&ps);
+                rbf__model_pass_free(&ps);
                 return RBF_MODEL_ECANCELED;
             }
-            model_pass_step(&ps);
+            rbf__model_pass_step(&ps);
             ring[b % k] = ps.g;
         }
         for (unsigned t = 0; t < k; t++) {
             uint64_t i1 = sigma + 1 + t; /* i + k */
             gwin[t] = i1 >= k ? ring[(i1 - k) % k] : 0.0;
         }
-        f1 = model_pass_fp(&ps, p->retaining);
+        f1 = rbf__model_pass_fp(&ps, p->retaining);
         en0 = ps.en0;
-        ff = model_frozen_rate(p->bits, k, p->non_colliding, p->retaining, sigma, gwin);
+        ff = rbf__model_frozen_rate(p->bits, k, p->non_colliding, p->retaining, sigma, gwin);
         free(ring);
         free(gwin);
-        model_pass_free(&ps);
+        rbf__model_pass_free(&ps);
         if (ff < 0.0)
             return RBF_MODEL_ENOMEM;
     }
@@ -141,7 +141,7 @@ int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma, rbf_model_two
 int rbf_model_two_phase_curve(const rbf_model_params *p, uint64_t sigma_max,
                               rbf_model_two_phase_result *rows)
 {
-    int rc = model_check_params(p);
+    int rc = rbf__model_check_params(p);
     if (rc)
         return rc;
     if (!rows || sigma_max >= p->bits)
@@ -149,7 +149,7 @@ int rbf_model_two_phase_curve(const rbf_model_params *p, uint64_t sigma_max,
     const unsigned k = p->hashes;
     const uint64_t first = p->retaining ? 1 : 0;
     model_pass ps;
-    rc = model_pass_init(&ps, p->bits, k, p->non_colliding);
+    rc = rbf__model_pass_init(&ps, p->bits, k, p->non_colliding);
     if (rc)
         return rc;
     /* ring slot i % k: g_i, rho(i) and the tail P(d > m), m = 0..k-1, of
@@ -166,11 +166,11 @@ int rbf_model_two_phase_curve(const rbf_model_params *p, uint64_t sigma_max,
             rc = RBF_MODEL_ECANCELED;
             goto out;
         }
-        model_pass_step(&ps);
+        rbf__model_pass_step(&ps);
         size_t slot = (size_t)(b % k);
         g[slot] = ps.g;
         rh[slot] = ps.rho;
-        model_step_dist(p->bits, k, p->non_colliding, b, dist);
+        rbf__model_step_dist(p->bits, k, p->non_colliding, b, dist);
         double acc = 0.0;
         for (unsigned m = k; m-- > 0;) { /* tail[m] = sum_{d > m} dist[d] */
             acc += dist[m + 1];
@@ -190,7 +190,7 @@ int rbf_model_two_phase_curve(const rbf_model_params *p, uint64_t sigma_max,
         }
         double den = msum_get(&f);
         double ff = den > 0.0 ? model_clamp01(msum_get(&fr) / den) : 0.0;
-        double f1 = model_pass_fp(&ps, p->retaining);
+        double f1 = rbf__model_pass_fp(&ps, p->retaining);
         rows[b].fp_active = f1;
         rows[b].fp_frozen = ff;
         rows[b].fp = model_clamp01(f1 + ff * (1.0 - f1));
@@ -202,6 +202,6 @@ out:
     free(rh);
     free(tails);
     free(dist);
-    model_pass_free(&ps);
+    rbf__model_pass_free(&ps);
     return rc;
 }

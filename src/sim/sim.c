@@ -269,7 +269,7 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
     if (rc != RBF_OK)
         return rc;
     sim_rng rng;
-    sim_rng_seed(&rng, cfg->seed, ep);
+    rbf__sim_rng_seed(&rng, cfg->seed, ep);
 
     uint64_t nstate = 0, warm = cfg->warmup, count = cfg->arrivals, from = 0;
     sim_fading fw;
@@ -277,7 +277,7 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
     case RBF_SIM_UNIFORM:
     case RBF_SIM_ZIPF: nstate = wl->pool; break;
     case RBF_SIM_FADING:
-        sim_fading_init(&fw, wl->new_fraction, wl->lifetime);
+        rbf__sim_fading_init(&fw, wl->new_fraction, wl->lifetime);
         nstate = fw.window;
         break;
     case RBF_SIM_TRACE: {
@@ -448,9 +448,9 @@ int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
     sh->cfg = cfg;
     const rbf_sim_workload *wl = &cfg->workload;
     if (wl->kind == RBF_SIM_ZIPF)
-        rc = sim_zipf_init(&sh->zipf, wl->pool, wl->exponent);
+        rc = rbf__sim_zipf_init(&sh->zipf, wl->pool, wl->exponent);
     else if (wl->kind == RBF_SIM_TRACE)
-        rc = sim_trace_load(wl->trace_path, &sh->trace);
+        rc = rbf__sim_trace_load(wl->trace_path, &sh->trace);
     sh->counts = calloc(cfg->epochs, sizeof *sh->counts);
     out->epoch_rates = calloc(cfg->epochs, sizeof *out->epoch_rates);
     if (rc == RBF_OK && (!sh->counts || !out->epoch_rates))
@@ -518,8 +518,8 @@ int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
         else if (atomic_load(&sh->cancel))
             rc = RBF_SIM_ECANCELED;
     }
-    sim_alias_free(&sh->zipf);
-    sim_trace_free(&sh->trace);
+    rbf__sim_alias_free(&sh->zipf);
+    rbf__sim_trace_free(&sh->trace);
     if (rc != RBF_OK) {
         free(sh->counts);
         free(sh);
@@ -562,7 +562,7 @@ int rbf_sim_sequence(const rbf_sim_config *cfg, const uint64_t *hashes, size_t n
     uint64_t distinct = 0;
     if (!ids)
         return RBF_ENOMEM;
-    rc = sim_dense_ids(hashes, n, ids, NULL, &distinct);
+    rc = rbf__sim_dense_ids(hashes, n, ids, NULL, &distinct);
     uint64_t *state = rc == RBF_OK ? calloc((size_t)distinct + 1, sizeof *state) : NULL;
     sim_epoch e;
     if (rc == RBF_OK && !state)

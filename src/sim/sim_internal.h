@@ -22,7 +22,7 @@ typedef struct sim_rng {
     uint64_t s[4];
 } sim_rng;
 
-void sim_rng_seed(sim_rng *r, uint64_t seed, uint64_t stream);
+void rbf__sim_rng_seed(sim_rng *r, uint64_t seed, uint64_t stream);
 
 static inline uint64_t sim_rotl(uint64_t x, int k)
 {
@@ -68,8 +68,8 @@ typedef struct sim_alias {
 
 /* Build from n > 0 non-negative weights with a positive sum (n < 2^32).
  * Returns RBF_OK, RBF_EINVAL or RBF_ENOMEM. */
-int sim_alias_init(sim_alias *a, const double *w, uint64_t n);
-void sim_alias_free(sim_alias *a);
+int rbf__sim_alias_init(sim_alias *a, const double *w, uint64_t n);
+void rbf__sim_alias_free(sim_alias *a);
 
 static inline uint64_t sim_alias_draw(const sim_alias *a, uint64_t x)
 {
@@ -80,7 +80,7 @@ static inline uint64_t sim_alias_draw(const sim_alias *a, uint64_t x)
 }
 
 /* Zipf over ranks 1..n with exponent s: weight r^-s.  Index i = rank - 1. */
-int sim_zipf_init(sim_alias *a, uint64_t n, double s);
+int rbf__sim_zipf_init(sim_alias *a, uint64_t n, double s);
 
 /* ---- the fading workload (docs/simulator.md): births and repeats.
  * Messages are numbered by birth; the last `window` of them are kept in a
@@ -100,7 +100,7 @@ typedef struct sim_fading {
 #define SIM_FADING_MAX_WINDOW (1ULL << 22)
 
 /* R in (0, 1], L > 0.  Returns RBF_OK or RBF_EINVAL. */
-int sim_fading_init(sim_fading *fw, double new_fraction, double lifetime);
+int rbf__sim_fading_init(sim_fading *fw, double new_fraction, double lifetime);
 
 /* Next arrival: returns the birth index of its message; *birth is 1 when
  * it is a brand-new message (the caller resets its ring slot). */
@@ -117,15 +117,15 @@ typedef struct sim_trace {
 
 /* Load a trace file.  RBF_OK, RBF_EIO (errno kept), RBF_EINVAL (empty file
  * or more than 2^32 - 1 distinct lines), RBF_ENOMEM. */
-int sim_trace_load(const char *path, sim_trace *t);
+int rbf__sim_trace_load(const char *path, sim_trace *t);
 
 /* Dense ids for n 64-bit keys (equal keys, equal ids), in order of first
  * appearance.  ids_out[i] for each key; *distinct the number of ids;
  * first_key (may be NULL) receives each id's key and must hold n entries. */
-int sim_dense_ids(const uint64_t *keys, size_t n, uint32_t *ids_out, uint64_t *first_key,
+int rbf__sim_dense_ids(const uint64_t *keys, size_t n, uint32_t *ids_out, uint64_t *first_key,
                   uint64_t *distinct);
 
-void sim_trace_free(sim_trace *t);
+void rbf__sim_trace_free(sim_trace *t);
 
 /* ---- the definition of sim_fading_next (needs math.h's log1p) */
 #include <math.h>

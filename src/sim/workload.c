@@ -24,7 +24,7 @@ static uint64_t splitmix64(uint64_t *x)
     return z ^ (z >> 31);
 }
 
-void sim_rng_seed(sim_rng *r, uint64_t seed, uint64_t stream)
+void rbf__sim_rng_seed(sim_rng *r, uint64_t seed, uint64_t stream)
 {
     /* Mix the stream number through splitmix64 before combining it with
      * the seed, so nearby (seed, stream) pairs start far apart. */
@@ -39,7 +39,7 @@ void sim_rng_seed(sim_rng *r, uint64_t seed, uint64_t stream)
 
 /* ---- alias table (Vose 1991) */
 
-int sim_alias_init(sim_alias *a, const double *w, uint64_t n)
+int rbf__sim_alias_init(sim_alias *a, const double *w, uint64_t n)
 {
     memset(a, 0, sizeof *a);
     if (n == 0 || n >= UINT32_MAX)
@@ -61,7 +61,7 @@ int sim_alias_init(sim_alias *a, const double *w, uint64_t n)
         free(p);
         free(small);
         free(large);
-        sim_alias_free(a);
+        rbf__sim_alias_free(a);
         return RBF_ENOMEM;
     }
     a->n = n;
@@ -100,7 +100,7 @@ int sim_alias_init(sim_alias *a, const double *w, uint64_t n)
     return RBF_OK;
 }
 
-void sim_alias_free(sim_alias *a)
+void rbf__sim_alias_free(sim_alias *a)
 {
     if (!a)
         return;
@@ -109,7 +109,7 @@ void sim_alias_free(sim_alias *a)
     memset(a, 0, sizeof *a);
 }
 
-int sim_zipf_init(sim_alias *a, uint64_t n, double s)
+int rbf__sim_zipf_init(sim_alias *a, uint64_t n, double s)
 {
     if (n == 0 || n >= UINT32_MAX || !(s >= 0) || !isfinite(s)) {
         memset(a, 0, sizeof *a);
@@ -122,14 +122,14 @@ int sim_zipf_init(sim_alias *a, uint64_t n, double s)
     }
     for (uint64_t i = 0; i < n; i++)
         w[i] = exp(-s * log((double)(i + 1)));
-    int rc = sim_alias_init(a, w, n);
+    int rc = rbf__sim_alias_init(a, w, n);
     free(w);
     return rc;
 }
 
 /* ---- fading */
 
-int sim_fading_init(sim_fading *fw, double new_fraction, double lifetime)
+int rbf__sim_fading_init(sim_fading *fw, double new_fraction, double lifetime)
 {
     memset(fw, 0, sizeof *fw);
     if (!(new_fraction > 0 && new_fraction <= 1) || !(lifetime > 0) || !isfinite(lifetime))
@@ -235,7 +235,7 @@ done:
 
 /* ---- dense ids: open addressing on the 64-bit key */
 
-int sim_dense_ids(const uint64_t *keys, size_t n, uint32_t *ids_out, uint64_t *first_key,
+int rbf__sim_dense_ids(const uint64_t *keys, size_t n, uint32_t *ids_out, uint64_t *first_key,
                   uint64_t *distinct)
 {
     size_t cap = 16;
@@ -277,7 +277,7 @@ int sim_dense_ids(const uint64_t *keys, size_t n, uint32_t *ids_out, uint64_t *f
 
 /* ---- traces */
 
-int sim_trace_load(const char *path, sim_trace *t)
+int rbf__sim_trace_load(const char *path, sim_trace *t)
 {
     memset(t, 0, sizeof *t);
     FILE *fp = fopen(path, "rb");
@@ -354,11 +354,11 @@ int sim_trace_load(const char *path, sim_trace *t)
         if (!t->line_id || !t->hashes)
             rc = RBF_ENOMEM;
         else
-            rc = sim_dense_ids(h, n, t->line_id, t->hashes, &t->ids);
+            rc = rbf__sim_dense_ids(h, n, t->line_id, t->hashes, &t->ids);
     }
     free(h);
     if (rc != RBF_OK) {
-        sim_trace_free(t);
+        rbf__sim_trace_free(t);
         errno = saved;
         return rc;
     }
@@ -370,7 +370,7 @@ int sim_trace_load(const char *path, sim_trace *t)
     return RBF_OK;
 }
 
-void sim_trace_free(sim_trace *t)
+void rbf__sim_trace_free(sim_trace *t)
 {
     if (!t)
         return;
