@@ -93,7 +93,9 @@ static void json_plan_fields(const rbf_plan *p, const rbf_plan_options *o)
     printf("\"bits\": %llu, \"memory_bytes\": %llu, \"fp_target\": ", (unsigned long long)p->bits,
            (unsigned long long)((p->bits + 7) / 8));
     cli_json_double(stdout, p->target_fp);
-    printf(", \"max_hashes\": %u, \"hashing\": \"%s\", \"recycle\": \"%s\", ", o->max_hashes,
+    printf(", \"max_hashes\": %u, \"k_at_max_hashes\": %s, \"hashing\": \"%s\", \"recycle\": \"%s\", ",
+           o->max_hashes,
+           p->sigma_bounded.feasible && p->sigma_bounded.hashes == o->max_hashes ? "true" : "false",
            hashing_name(o->non_colliding), recycle_name(o->retaining));
     json_choice("sigma_bounded", &p->sigma_bounded, 1, p->bits, 0);
     printf(", ");
@@ -148,6 +150,10 @@ static void print_text(const rbf_plan *p, const rbf_plan_options *o)
                (unsigned long long)p->bits, s->hashes, (unsigned long long)s->sigma,
                o->non_colliding ? "RBF_NON_COLLIDING" : "RBF_COLLIDING",
                o->retaining ? "RBF_RETAINING" : "RBF_NON_RETAINING");
+        if (s->hashes == o->max_hashes)
+            printf("  note: k = %u is the largest k allowed (--max-hashes %u): a larger\n"
+                   "  --max-hashes may hold more messages per cycle.\n",
+                   s->hashes, o->max_hashes);
     } else {
         printf("No sigma-bounded filter of %llu bits with k <= %u reaches an average\n"
                "false-positive rate of %.6g.  Give it more memory (rbf plan --messages N).\n",

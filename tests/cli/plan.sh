@@ -74,6 +74,22 @@ expect_ok $ARGS
 CHECKS=$((CHECKS + 1))
 head -1 "$OUT" | grep -q "^Least memory for 1000 messages per cycle" || bad "$ARGS: human output"
 
+# the best k at the --max-hashes limit is pointed out; not otherwise
+ARGS="--bits 1Mi --fp 1e-9 --max-hashes 4"
+expect_ok $ARGS
+CHECKS=$((CHECKS + 1))
+grep -q "note: k = 4 is the largest k allowed (--max-hashes 4)" "$OUT" || bad "$ARGS: no --max-hashes note"
+ARGS="--bits 1Mi --fp 1e-9 --max-hashes 4 --json"
+expect_ok $ARGS
+jcheck "d['k_at_max_hashes'] is True and d['sigma_bounded']['hashes'] == 4"
+ARGS="--bits 1Mi --fp 1e-3"
+expect_ok $ARGS
+CHECKS=$((CHECKS + 1))
+grep -q "largest k allowed" "$OUT" && bad "$ARGS: --max-hashes note without reason"
+ARGS="--bits 1Mi --fp 1e-3 --json"
+expect_ok $ARGS
+jcheck "d['k_at_max_hashes'] is False"
+
 expect_usage "--memory" --bits 1000 --memory 1KiB --fp 0.01
 expect_usage "--messages" --bits 1000 --messages 100 --fp 0.01
 expect_usage "--max-hashes" --bits 1000 --fp 0.01 --max-hashes 257
