@@ -63,6 +63,7 @@
 #define CMD "bench filter"
 #define CHUNK 4096u            /* operations per timed chunk, by default */
 #define MAX_CHUNK (16u << 20)  /* --chunk at most */
+#define MAX_CHUNK_POSITIONS (64u << 20) /* --chunk x --hashes at most (512 MiB of indices) */
 #define KEY_LEN 16u            /* bytes per key */
 #define LIMIT_AHEAD 16u        /* prefetch distance of the limit kernels, in operations */
 #define MAX_SIZES 16
@@ -969,7 +970,7 @@ int bench_filter_main(int argc, char **argv)
         {"chunk", required_argument, NULL, O_CHUNK},
         {NULL, 0, NULL, 0}};
     opterr = 0;
-    int o, rc;
+    int o, rc, batch_given = 0;
     const char *err;
     uint64_t v;
     while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -1010,6 +1011,7 @@ int bench_filter_main(int argc, char **argv)
             c.reps = (unsigned)v;
             break;
         case O_BATCH:
+            batch_given = 1;
             if (cli_parse_uint(optarg, 1, MAX_CHUNK, &v, &err))
                 return cli_usage(CMD, "--batch: '%s': %s (1 to %u, and at most --chunk)", optarg,
                                  err, MAX_CHUNK);
@@ -1066,7 +1068,13 @@ int bench_filter_main(int argc, char **argv)
     if ((rc = cli_no_operands(CMD, argc, argv)))
         return rc;
     if (c.batch > c.chunk)
-        return cli_usage(CMD, "--batch %zu is larger than --chunk %zu", c.batch, c.chunk);
+        return cli_usage(CMD, "--chunk %zu is smaller than the batch, %zu keys (--batch%s)", c.chunk,
+                         c.batch, batch_given ? "" : ", default");
+    if ((uint64_t)c.chunk * c.k > MAX_CHUNK_POSITIONS)
+        return cli_usage(CMD,
+                         "--chunk %zu with --hashes %u: the limit kernels would need %zu x %u "
+                         "precomputed positions, more than %u; give a smaller --chunk",
+                         c.chunk, c.k, c.chunk, c.k, (unsigned)MAX_CHUNK_POSITIONS);
     for (size_t s = 0; s < nsz; s++)
         if (c.phases == 2 && sizes[s] * 8 / 2 <= 2 * (uint64_t)c.k)
             return cli_usage(CMD, "--sizes: %llu bytes is too small for two phases",

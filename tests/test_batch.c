@@ -499,10 +499,12 @@ static void test_batch_equals_single_scalar_path(void **state)
  * gather, k stores; the scalar code when two positions share a word) gives
  * what the scalar path gives: a filter made with RBF_NO_SIMD set runs in
  * lock-step with one made without, same configuration and seed, over keys
- * of 0 to 40 bytes (the inline short-key hash and the called one) from a
- * small universe (repeats, false positives), on filters from 8 words (where
- * most messages share a word) to 2^20 bits, sigma- and N-bounded, retaining
- * and not.  Every answer, the counters and the saved bits must agree. */
+ * of 0 to 40 bytes (the inline short-key hash and the called one; NULL for
+ * some empty keys) from a small universe (repeats, false positives), fed
+ * by rbf_insert, rbf_insert_hash and small rbf_insert_keys batches, on
+ * filters from 8 words (where most messages share a word) to 2^20 bits,
+ * sigma- and N-bounded, retaining and not.  Every answer, the counters and
+ * the saved bits must agree. */
 static void test_single_gather_path_equals_scalar(void **state)
 {
     (void)state;
@@ -528,17 +530,43 @@ static void test_single_gather_path_equals_scalar(void **state)
                 assert_int_equal(slow->simd, 0);
                 gather_seen |= (fast->simd & RBF_SIMD_GATHER) != 0;
                 uint64_t universe = m / 2 + 7, steps = tu_scaled(4 * m / k + 2000);
-                uint8_t key[40];
+                enum { B = 9 };
+                uint8_t keys[B][40];
+                const void *kp[B];
+                size_t lens[B];
+                uint8_t ra[B], rb[B];
                 for (uint64_t i = 0; i < steps; i++) {
-                    uint64_t u = tu_below(&rng, universe), s = u * 0x9e3779b97f4a7c15ULL + 1;
-                    size_t len = (size_t)(u % 41);
-                    for (size_t j = 0; j < len; j++)
-                        key[j] = (uint8_t)(tu_next(&s) >> 56);
-                    int a = rbf_insert(fast, key, len), b = rbf_insert(slow, key, len);
+                    /* one message by key (half the steps), by hash, or a
+                     * batch of 1 to B keys (rbf_insert_keys; on filters of
+                     * at most 512 KiB it runs the single path per key) */
+                    uint64_t op = tu_below(&rng, 8);
+                    size_t nb = op == 7 ? (size_t)tu_below(&rng, B) + 1 : 1;
+                    for (size_t q = 0; q < nb; q++) {
+                        uint64_t u = tu_below(&rng, universe), s = u * 0x9e3779b97f4a7c15ULL + 1;
+                        lens[q] = (size_t)(u % 41);
+                        for (size_t j = 0; j < lens[q]; j++)
+                            keys[q][j] = (uint8_t)(tu_next(&s) >> 56);
+                        kp[q] = lens[q] == 0 && u % 2 ? NULL : keys[q]; /* NULL, 0 is valid */
+                    }
+                    int a, b;
+                    if (op < 4) {
+                        a = rbf_insert(fast, kp[0], lens[0]);
+                        b = rbf_insert(slow, kp[0], lens[0]);
+                    } else if (op < 7) {
+                        uint64_t h = rbf_hash(fast, kp[0], lens[0]);
+                        assert_true(h == rbf_hash(slow, kp[0], lens[0]));
+                        a = rbf_insert_hash(fast, h);
+                        b = rbf_insert_hash(slow, h);
+                    } else {
+                        a = (int)rbf_insert_keys(fast, kp, lens, nb, ra);
+                        b = (int)rbf_insert_keys(slow, kp, lens, nb, rb);
+                        assert_memory_equal(ra, rb, nb);
+                    }
                     if (a != b) {
-                        print_error("m %llu k %u variant %d step %llu: gather path %d, scalar %d\n",
-                                    (unsigned long long)m, k, variant, (unsigned long long)i, a,
-                                    b);
+                        print_error("m %llu k %u variant %d step %llu op %llu: gather path %d, "
+                                    "scalar %d\n",
+                                    (unsigned long long)m, k, variant, (unsigned long long)i,
+                                    (unsigned long long)op, a, b);
                         fail();
                     }
                     if (i % 97 == 0 || i + 1 == steps)

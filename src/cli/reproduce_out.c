@@ -28,6 +28,8 @@ double repro_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static char *vstrdupf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
 static char *vstrdupf(const char *fmt, va_list ap)
 {
     va_list aq;

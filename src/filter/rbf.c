@@ -490,8 +490,8 @@ int rbf_recycle(rbf *f)
 }
 
 /* flatten: inline everything a function calls, so that XXH3's short-key
- * code is compiled into the insertion (GCC; clang inlines it anyway). */
-#if defined(__GNUC__) && !defined(__clang__)
+ * code is compiled into the insertion (GCC and clang). */
+#if defined(__GNUC__)
 #define RBF_FLATTEN __attribute__((flatten))
 #else
 #define RBF_FLATTEN

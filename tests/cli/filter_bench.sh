@@ -24,5 +24,6 @@ PY
 done
 expect_usage "--sequential" --sequential=1
 expect_usage "--chunk" --chunk 0
-expect_usage "--chunk" --chunk 100
+expect_usage "--chunk" --chunk 100 --batch 256
+expect_usage "--chunk" --chunk 16Mi --hashes 7
 finish
