@@ -516,8 +516,14 @@ static void test_single_gather_path_equals_scalar(void **state)
         for (unsigned k = 1; k <= 8; k++)
             for (int variant = 0; variant < 3; variant++) {
                 uint64_t m = ms[mi];
-                rbf_config c = tu_config(m, k, variant == 2 ? 0 : m / 3,
-                                         variant == 2 ? m / (4 * k) + 1 : 0, RBF_COLLIDING,
+                /* cycles of at most about 8192 / k messages, so that the
+                 * big filters recycle too without millions of steps */
+                uint64_t sig = m / 3 < 8192 ? m / 3 : 8192;
+                uint64_t nmsg = m / (4 * k) + 1 < 2048 ? m / (4 * k) + 1 : 2048;
+                if (sig < k)
+                    sig = k;
+                rbf_config c = tu_config(m, k, variant == 2 ? 0 : sig, variant == 2 ? nmsg : 0,
+                                         RBF_COLLIDING,
                                          variant == 1 ? RBF_RETAINING : RBF_NON_RETAINING, 1,
                                          tu_next(&rng));
                 rbf *fast = make(&c);
@@ -529,7 +535,8 @@ static void test_single_gather_path_equals_scalar(void **state)
                     unsetenv("RBF_NO_SIMD");
                 assert_int_equal(slow->simd, 0);
                 gather_seen |= (fast->simd & RBF_SIMD_GATHER) != 0;
-                uint64_t universe = m / 2 + 7, steps = tu_scaled(4 * m / k + 2000);
+                uint64_t cycle = variant == 2 ? nmsg : sig / k + 1;
+                uint64_t universe = m / 2 + 7, steps = tu_scaled(4 * cycle + 2000);
                 enum { B = 9 };
                 uint8_t keys[B][40];
                 const void *kp[B];
