@@ -57,12 +57,6 @@ static int make_input(const char *path, uint64_t lines, uint64_t distinct)
     return 0;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Find `prog` in PATH (or take it as given if it has a '/').  Returns a
  * malloc'd path or NULL. */
@@ -116,7 +110,7 @@ static char *find_rbf(void)
 static int run_once(char *const argv[], const char *input, double *secs, double *cpu,
                     long *maxrss_kib)
 {
-    double t0 = now_s();
+    double t0 = cli_wall_seconds();
     pid_t pid = fork();
     if (pid < 0)
         return -1;
@@ -136,7 +130,7 @@ static int run_once(char *const argv[], const char *input, double *secs, double 
     while (wait4(pid, &status, 0, &ru) < 0)
         if (errno != EINTR)
             return -1;
-    *secs = now_s() - t0;
+    *secs = cli_wall_seconds() - t0;
     *maxrss_kib = ru.ru_maxrss;
     *cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;

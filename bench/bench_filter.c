@@ -101,12 +101,6 @@ static inline uint64_t below(uint64_t x, uint64_t n)
     return (uint64_t)(((unsigned __int128)x * n) >> 64);
 }
 
-static double now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 /* ---- the measurements */
 
@@ -347,7 +341,7 @@ static double run_chunk(ctx *c, const measure *m, size_t n)
     const uint64_t *lw = NULL;
     if (m->impl >= IMPL_LIMIT_FIRST)
         lw = m->impl < IMPL_LIMIT_PLAIN_HUGE ? c->lim4k.w : c->limhuge.w;
-    t0 = now_ns();
+    t0 = cli_wall_seconds();
     switch (m->impl) {
     case IMPL_RBF_SINGLE:
         if (m->op == OP_INSERT) {
@@ -412,9 +406,9 @@ static double run_chunk(ctx *c, const measure *m, size_t n)
             r = (int64_t)limit_read_l2(lw, c->idx, n, k);
         break;
     }
-    t1 = now_ns();
+    t1 = cli_wall_seconds();
     c->sink += (uint64_t)r;
-    return t1 - t0;
+    return (t1 - t0) * 1e9; /* ns */
 }
 
 static double run_round(ctx *c, const measure *m)
@@ -758,8 +752,8 @@ static void print_table(const ctx *c, const size_result *srs, size_t nsz, double
            c->batch, c->chunk);
     printf("rbf: %s, %s, %u phase%s, sigma = bits per filter / 2; load average %.2f at start, "
            "%.2f at end\n",
-           c->hashing == RBF_COLLIDING ? "colliding" : "non-colliding",
-           c->recycle == RBF_RETAINING ? "retaining" : "non-retaining", c->phases,
+           cli_hashing_name(c->hashing == RBF_NON_COLLIDING),
+           cli_recycle_name(c->recycle == RBF_RETAINING), c->phases,
            c->phases == 2 ? "s" : "", load0, load1);
 #ifndef RBF_HAVE_LIBBLOOM
     printf("libbloom: not found at build time, its rows are missing\n");
@@ -822,9 +816,9 @@ static void print_json(const ctx *c, const size_result *srs, size_t nsz, double 
            "\"batch\":%zu,\"chunk\":%u,\"seed\":%llu,\"phases\":%u,\"hashing\":",
            c->k, KEY_LEN, (unsigned long long)c->keys, c->reps, c->batch, (unsigned)c->chunk,
            (unsigned long long)c->seed, c->phases);
-    cli_json_string(stdout, c->hashing == RBF_COLLIDING ? "colliding" : "non-colliding");
+    cli_json_string(stdout, cli_hashing_name(c->hashing == RBF_NON_COLLIDING));
     printf(",\"recycle\":");
-    cli_json_string(stdout, c->recycle == RBF_RETAINING ? "retaining" : "non-retaining");
+    cli_json_string(stdout, cli_recycle_name(c->recycle == RBF_RETAINING));
     printf(",\"libbloom\":%s,\"load_start\":",
 #ifdef RBF_HAVE_LIBBLOOM
            "true"

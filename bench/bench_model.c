@@ -21,14 +21,9 @@
 
 static const char *const CMD = "bench";
 
-/* CPU time of this (single-threaded) process: the machine may be shared,
- * and wall-clock time would measure the neighbours. */
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+/* Timings are CPU time of this (single-threaded) process
+ * (cli_cpu_seconds): the machine may be shared, and wall-clock time would
+ * measure the neighbours. */
 
 static void help(void)
 {
@@ -79,7 +74,7 @@ static int time_fast(uint64_t M, unsigned k, double *secs)
         return -1;
     }
     int reps = 0;
-    double t0 = now_s(), t;
+    double t0 = cli_cpu_seconds(), t;
     do {
         if (rbf_model_sigma_curve(&p, M - 1, fp, en) != RBF_MODEL_OK) {
             free(fp);
@@ -87,7 +82,7 @@ static int time_fast(uint64_t M, unsigned k, double *secs)
             return -1;
         }
         reps++;
-        t = now_s() - t0;
+        t = cli_cpu_seconds() - t0;
     } while (t < 0.2);
     *secs = t / reps;
     free(fp);
@@ -103,9 +98,9 @@ static double time_paper_one(uint64_t M, unsigned k, uint64_t s)
     p.hashes = k;
     p.method = RBF_MODEL_PAPER;
     rbf_model_sigma_result r;
-    double t0 = now_s();
+    double t0 = cli_cpu_seconds();
     (void)rbf_model_sigma(&p, s, &r);
-    return now_s() - t0;
+    return cli_cpu_seconds() - t0;
 }
 
 /* Least squares fit of t = a + b s over samples; returns the sweep sum. */
@@ -214,10 +209,10 @@ int bench_model_main(int argc, char **argv)
             return cli_fail(CMD, "out of memory at M = 2^%u", L);
         double est = extrapolate(M, k, 8);
         if (est < budget) {
-            double t0 = now_s();
+            double t0 = cli_cpu_seconds();
             for (uint64_t s = 1; s < M; s++)
                 (void)time_paper_one(M, k, s);
-            r->paper_s = now_s() - t0;
+            r->paper_s = cli_cpu_seconds() - t0;
             r->extrapolated = 0;
         } else {
             r->paper_s = extrapolate(M, k, 16);
@@ -234,9 +229,9 @@ int bench_model_main(int argc, char **argv)
         printf("\nrbf plan --bits M --fp %g (all five policies, k <= 32; CPU seconds)\n", eps);
     for (unsigned i = 0; i < nplan; i++) {
         rbf_plan p;
-        double t0 = now_s();
+        double t0 = cli_cpu_seconds();
         rc = rbf_plan_memory((uint64_t)1 << plan_logs[i], eps, NULL, &p);
-        plan_s[i] = now_s() - t0;
+        plan_s[i] = cli_cpu_seconds() - t0;
         if (rc)
             return cli_fail(CMD, "rbf_plan_memory failed at 2^%u", plan_logs[i]);
         if (!json) {

@@ -15,16 +15,11 @@
 
 static const char *const CMD = "bench sim";
 
-/* CPU time of the process: the rates are per core, and CPU time keeps them
- * meaningful on a machine shared with other work (wall time would charge
- * us for other processes' slices).  One worker thread runs; the calling
- * thread sleeps on a condition variable meanwhile. */
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+/* Timings are CPU time of the process (cli_cpu_seconds): the rates are per
+ * core, and CPU time keeps them meaningful on a machine shared with other
+ * work (wall time would charge us for other processes' slices).  One worker
+ * thread runs; the calling thread sleeps on a condition variable
+ * meanwhile. */
 
 static void help(void)
 {
@@ -60,7 +55,7 @@ static double bare_loop(unsigned k, uint64_t sigma, uint64_t n, uint64_t *sink)
         pool[i] = z ^ (z >> 31);
     }
     uint64_t s = 88172645463325252ULL, fresh = 0;
-    double t0 = now_s();
+    double t0 = cli_cpu_seconds();
     for (uint64_t i = 0; i < n; i++) {
         s ^= s << 13; /* xorshift64: the cheapest decent index stream */
         s ^= s >> 7;
@@ -68,7 +63,7 @@ static double bare_loop(unsigned k, uint64_t sigma, uint64_t n, uint64_t *sink)
         uint64_t id = (uint64_t)(((unsigned __int128)s * 1000) >> 64);
         fresh += (uint64_t)rbf_insert_hash(f, pool[id]);
     }
-    double dt = now_s() - t0;
+    double dt = cli_cpu_seconds() - t0;
     *sink += fresh;
     rbf_free(f);
     return (double)n / dt;
@@ -125,9 +120,9 @@ int bench_sim_main(int argc, char **argv)
     for (uint64_t r = 0; r < reps; r++) {
         rbf_sim_result res;
         cfg.seed = r + 1;
-        double t0 = now_s();
+        double t0 = cli_cpu_seconds();
         int rc = rbf_sim_run(&cfg, &res);
-        double dt = now_s() - t0;
+        double dt = cli_cpu_seconds() - t0;
         if (rc != RBF_OK)
             return cli_fail(CMD, "%s", rbf_sim_strerror(rc));
         double rate = (double)res.total.arrivals / dt;

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "filter_util.h"
+#include "model_util.h"
 #include "model_brute.h"
 #include "rbf_model.h"
 
@@ -47,17 +48,7 @@ static void check_rel(double got, double want, double tol, const char *what)
     }
 }
 
-static rbf_model_params P(uint64_t M, unsigned k, int nc, int ret, rbf_model_method m)
-{
-    rbf_model_params p;
-    rbf_model_params_init(&p);
-    p.bits = M;
-    p.hashes = k;
-    p.non_colliding = nc;
-    p.retaining = ret;
-    p.method = m;
-    return p;
-}
+#define P tu_model_params
 
 /* ---- MODEL.md 6, both methods */
 static void test_public_vectors(void **state)

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "filter_util.h"
+#include "model_util.h"
 #include "rbf_model.h"
 
 /* RBF_TEST_SHRINK > 1: the thinner grids (valgrind runs). */
@@ -27,17 +28,7 @@ static int shrunk(void)
 
 #define IS_PROB(x) ((x) >= 0.0 && (x) <= 1.0) /* false for NaN */
 
-static rbf_model_params P(uint64_t M, unsigned k, int nc, int ret, rbf_model_method m)
-{
-    rbf_model_params p;
-    rbf_model_params_init(&p);
-    p.bits = M;
-    p.hashes = k;
-    p.non_colliding = nc;
-    p.retaining = ret;
-    p.method = m;
-    return p;
-}
+#define P tu_model_params
 
 static void test_invalid(void **state)
 {

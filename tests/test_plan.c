@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "model_util.h"
 #include "rbf_model.h"
 
 static void test_model_md_example(void **state)
@@ -52,12 +53,7 @@ static void exhaustive_sigma(uint64_t M, double eps, unsigned K, int nc, int ret
     for (unsigned k = 1; k <= K; k++) {
         if (M < 2 || (nc && k > M))
             break;
-        rbf_model_params p;
-        rbf_model_params_init(&p);
-        p.bits = M;
-        p.hashes = k;
-        p.non_colliding = nc;
-        p.retaining = ret;
+        rbf_model_params p = tu_model_params(M, k, nc, ret, RBF_MODEL_FAST);
         double *fp = malloc(M * sizeof *fp), *en = malloc(M * sizeof *en);
         assert_int_equal(rbf_model_sigma_curve(&p, M - 1, fp, en), RBF_MODEL_OK);
         for (uint64_t s = M - 1; s >= 1; s--) {

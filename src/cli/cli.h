@@ -95,6 +95,11 @@ int cli_opt_recycle(const char *cmd, const char *arg, int *retaining);
 /* --phases 1|2: "--phases: must be 1 or 2". */
 int cli_opt_phases(const char *cmd, const char *arg, unsigned *phases);
 
+/* The words those options take, for output: "colliding"/"non-colliding",
+ * "non-retaining"/"retaining". */
+const char *cli_hashing_name(int non_colliding);
+const char *cli_recycle_name(int retaining);
+
 /* After the options: "unexpected argument 'WORD'" if any operand is left
  * (argv[optind]), else CLI_EXIT_OK. */
 int cli_no_operands(const char *cmd, int argc, char **argv);
@@ -111,6 +116,11 @@ void cli_json_double(FILE *fp, double v);
 
 /* A JSON string with escapes. */
 void cli_json_string(FILE *fp, const char *s);
+
+/* ---- clocks: monotonic wall time, and CPU time of the whole process (for
+ * measurements on a machine shared with other work), in seconds */
+double cli_wall_seconds(void);
+double cli_cpu_seconds(void);
 
 /* ---- progress on stderr, only when stderr is a terminal and the work is
  * long.  cli_progress_begin(label, total); cli_progress_update(done) as

@@ -74,8 +74,6 @@ typedef struct opts {
     int nc, ret, paper, curve, json;
 } opts;
 
-static const char *hashing_name(int nc) { return nc ? "non-colliding" : "colliding"; }
-static const char *recycle_name(int ret) { return ret ? "retaining" : "non-retaining"; }
 
 static void json_inputs(const opts *o)
 {
@@ -85,7 +83,7 @@ static void json_inputs(const opts *o)
     else
         printf("\"sigma\": null, \"messages\": %llu, ", (unsigned long long)o->messages);
     printf("\"hashing\": \"%s\", \"recycle\": \"%s\", \"phases\": %u, \"method\": \"%s\"",
-           hashing_name(o->nc), recycle_name(o->ret), o->phases, o->paper ? "paper" : "fast");
+           cli_hashing_name(o->nc), cli_recycle_name(o->ret), o->phases, o->paper ? "paper" : "fast");
     if (o->phases == 2)
         printf(", \"bits_per_filter\": %llu", (unsigned long long)(o->bits / 2));
 }
@@ -101,7 +99,7 @@ static void header(const opts *o)
     printf("model              %s, %s, %s%s\n",
            o->sigma ? (o->phases == 2 ? "sigma-bounded two-phase" : "sigma-bounded one-phase")
                     : "N-bounded",
-           hashing_name(o->nc), o->sigma ? recycle_name(o->ret) : "",
+           cli_hashing_name(o->nc), o->sigma ? cli_recycle_name(o->ret) : "",
            o->sigma ? (o->paper ? " (paper's method)" : " (renewal pass)") : "");
     if (o->phases == 2)
         printf("bits               %llu (two filters of %llu)\n", (unsigned long long)o->bits,

@@ -59,8 +59,6 @@ static const struct option longopts[] = {
     {NULL, 0, NULL, 0},
 };
 
-static const char *hashing_name(int nc) { return nc ? "non-colliding" : "colliding"; }
-static const char *recycle_name(int ret) { return ret ? "retaining" : "non-retaining"; }
 
 static void json_choice(const char *name, const rbf_plan_choice *c, int is_sigma, uint64_t bits,
                         int two)
@@ -96,7 +94,7 @@ static void json_plan_fields(const rbf_plan *p, const rbf_plan_options *o)
     printf(", \"max_hashes\": %u, \"k_at_max_hashes\": %s, \"hashing\": \"%s\", \"recycle\": \"%s\", ",
            o->max_hashes,
            p->sigma_bounded.feasible && p->sigma_bounded.hashes == o->max_hashes ? "true" : "false",
-           hashing_name(o->non_colliding), recycle_name(o->retaining));
+           cli_hashing_name(o->non_colliding), cli_recycle_name(o->retaining));
     json_choice("sigma_bounded", &p->sigma_bounded, 1, p->bits, 0);
     printf(", ");
     json_choice("average_n", &p->average_n, 0, p->bits, 0);
@@ -159,8 +157,8 @@ static void print_text(const rbf_plan *p, const rbf_plan_options *o)
                "false-positive rate of %.6g.  Give it more memory (rbf plan --messages N).\n",
                (unsigned long long)p->bits, o->max_hashes, p->target_fp);
     }
-    printf("\nAll policies (%s hashing, %s; k <= %u):\n", hashing_name(o->non_colliding),
-           recycle_name(o->retaining), o->max_hashes);
+    printf("\nAll policies (%s hashing, %s; k <= %u):\n", cli_hashing_name(o->non_colliding),
+           cli_recycle_name(o->retaining), o->max_hashes);
     printf("  %-15s %3s  %-18s %16s  %-13s %s\n", "policy", "k", "threshold", "messages/cycle",
            "fp (model)", "vs worst case");
     table_row("sigma-bounded", &p->sigma_bounded, 1);

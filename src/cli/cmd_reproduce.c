@@ -160,7 +160,7 @@ int cmd_reproduce(int argc, char **argv)
         return cli_usage("reproduce", "--quick and --full exclude each other");
 
     choose_sizes(c.mode, &c.sz);
-    c.t_start = repro_now();
+    c.t_start = cli_wall_seconds();
     if (make_dir(c.out) != 0)
         return cli_fail("reproduce", "cannot create directory %s: %s", c.out, strerror(errno));
     c.have_gnuplot = find_gnuplot(&c);
@@ -190,10 +190,10 @@ int cmd_reproduce(int argc, char **argv)
     };
     size_t nsteps = sizeof steps / sizeof steps[0];
     for (size_t i = 0; i < nsteps; i++) {
-        double t0 = repro_now();
+        double t0 = cli_wall_seconds();
         repro_log("[%zu/%zu] %s", i + 1, nsteps, steps[i].what);
         rc = steps[i].run(&c);
-        double dt = repro_now() - t0;
+        double dt = cli_wall_seconds() - t0;
         if (rc != 0) {
             c.failed = 1;
             repro_log("[%zu/%zu] FAILED after %.1f s", i + 1, nsteps, dt);
@@ -207,7 +207,7 @@ int cmd_reproduce(int argc, char **argv)
     if (c.have_gnuplot)
         repro_note(&c, "Figures drawn with %s.", c.gnuplot_version);
 
-    double seconds = repro_now() - c.t_start;
+    double seconds = cli_wall_seconds() - c.t_start;
     if (repro_write_report(&c, seconds) != 0)
         c.failed = 1;
     size_t yes = 0, no = 0;

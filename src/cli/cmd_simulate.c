@@ -121,8 +121,8 @@ static void print_json(const rbf_sim_config *cfg, const char *wspec, const rbf_s
         printf("\"sigma\": null, \"messages\": %llu, ", (unsigned long long)fc->messages);
     printf("\"oracle\": %s, \"hashing\": \"%s\", \"recycle\": \"%s\", \"phases\": %u, ",
            cfg->oracle ? "true" : "false",
-           fc->hashing == RBF_NON_COLLIDING ? "non-colliding" : "colliding",
-           fc->recycle == RBF_RETAINING ? "retaining" : "non-retaining", fc->phases);
+           cli_hashing_name(fc->hashing == RBF_NON_COLLIDING),
+           cli_recycle_name(fc->recycle == RBF_RETAINING), fc->phases);
     printf("\"workload\": ");
     cli_json_string(stdout, wspec);
     printf(", \"seed\": %llu, \"epochs\": %u, \"warmup\": %llu, ", (unsigned long long)cfg->seed,
@@ -197,8 +197,8 @@ static void print_text(const rbf_sim_config *cfg, const char *wspec, const rbf_s
         printf("sigma=%llu", (unsigned long long)fc->sigma);
     else
         printf("N=%llu %s", (unsigned long long)fc->messages, cfg->oracle ? "(oracle)" : "(real user)");
-    printf(" %s %s\n", fc->hashing == RBF_NON_COLLIDING ? "non-colliding" : "colliding",
-           fc->recycle == RBF_RETAINING ? "retaining" : "non-retaining");
+    printf(" %s %s\n", cli_hashing_name(fc->hashing == RBF_NON_COLLIDING),
+           cli_recycle_name(fc->recycle == RBF_RETAINING));
     printf("workload  %s, %u epochs x %llu counted arrivals (warm-up %llu), seed %llu\n", wspec,
            r->epochs, (unsigned long long)(r->epochs ? r->total.arrivals / r->epochs : 0),
            (unsigned long long)cfg->warmup, (unsigned long long)cfg->seed);

@@ -87,9 +87,6 @@ typedef struct repro_ctx {
 
 /* ---- small helpers */
 
-/* Monotonic clock in seconds. */
-double repro_now(void);
-
 /* printf into a fresh heap string (never NULL: aborts the step on OOM by
  * returning a static empty string, which repro_free_str ignores). */
 char *repro_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -21,13 +21,6 @@
 
 static char empty_str[1];
 
-double repro_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static char *vstrdupf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 static char *vstrdupf(const char *fmt, va_list ap)

@@ -286,6 +286,13 @@ int cli_opt_recycle(const char *cmd, const char *arg, int *retaining)
     return CLI_EXIT_OK;
 }
 
+const char *cli_hashing_name(int non_colliding)
+{
+    return non_colliding ? "non-colliding" : "colliding";
+}
+
+const char *cli_recycle_name(int retaining) { return retaining ? "retaining" : "non-retaining"; }
+
 int cli_opt_phases(const char *cmd, const char *arg, unsigned *phases)
 {
     uint64_t v;
@@ -361,19 +368,23 @@ static struct {
     int drawn;
 } prog;
 
-static double now_s(void)
+static double clock_seconds(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+double cli_wall_seconds(void) { return clock_seconds(CLOCK_MONOTONIC); }
+
+double cli_cpu_seconds(void) { return clock_seconds(CLOCK_PROCESS_CPUTIME_ID); }
 
 void cli_progress_begin(const char *label, uint64_t total)
 {
     prog.on = isatty(STDERR_FILENO) && getenv("RBF_NO_PROGRESS") == NULL;
     prog.label = label;
     prog.total = total;
-    prog.start = now_s();
+    prog.start = cli_wall_seconds();
     prog.last = prog.start;
     prog.drawn = 0;
 }
@@ -382,7 +393,7 @@ void cli_progress_update(uint64_t done)
 {
     if (!prog.on)
         return;
-    double t = now_s();
+    double t = cli_wall_seconds();
     /* Show nothing for work that ends within a second; then redraw at 10 Hz. */
     if (t - prog.start < 1.0 || t - prog.last < 0.1)
         return;

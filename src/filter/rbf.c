@@ -609,7 +609,7 @@ static RBF_NOINLINE int insert1_scalar(struct rbf *f, uint64_t hash)
 {
     uint64_t pos[RBF_MAX_HASHES];
     rbf__positions(f, hash, pos);
-    return account1(f, hash, pos, set_count(f->active, pos, f->cfg.hashes));
+    return insert_positions(f, pos);
 }
 
 /* One-phase colliding test-and-insert for k <= 8 (AVX-512 F, DQ and CD),
