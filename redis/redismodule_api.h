@@ -1,0 +1,156 @@
+/*
+ * redismodule_api.h -- the part of the Redis module API that rbf-redis uses.
+ *
+ * Written for this project from the Redis documentation ("Modules API
+ * reference" and "Modules native types" on redis.io); it is not Redis's
+ * redismodule.h and declares only what rbf_redis.c calls.  The ABI it relies
+ * on is the one Redis has kept since 4.0: the server passes
+ * RedisModule_OnLoad a context whose first word is the lookup function
+ * GetApi(name, &fnptr), and every other function is fetched by its name
+ * ("RedisModule_" + the short name below) through it.
+ *
+ * The function table is an X-macro, RMAPI_FUNCS(X): X(return type, short
+ * name, (parameters)).  rbf_redis.c expands it once to define the pointers
+ * and once to look each of them up.
+ */
+#ifndef RBF_REDISMODULE_API_H
+#define RBF_REDISMODULE_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Opaque server objects. */
+typedef struct RedisModuleCtx RedisModuleCtx;
+typedef struct RedisModuleString RedisModuleString;
+typedef struct RedisModuleKey RedisModuleKey;
+typedef struct RedisModuleType RedisModuleType;
+typedef struct RedisModuleIO RedisModuleIO;
+typedef struct RedisModuleDigest RedisModuleDigest;
+typedef struct RedisModuleBlockedClient RedisModuleBlockedClient;
+typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
+
+/* Return codes of most API functions. */
+#define REDISMODULE_OK 0
+#define REDISMODULE_ERR 1
+
+/* API version given to SetModuleAttribs. */
+#define REDISMODULE_APIVER_1 1
+
+/* OpenKey modes. */
+#define REDISMODULE_READ (1 << 0)
+#define REDISMODULE_WRITE (1 << 1)
+
+/* KeyType results (the ones this module tests). */
+#define REDISMODULE_KEYTYPE_EMPTY 0
+#define REDISMODULE_KEYTYPE_MODULE 6
+
+/* ReplyWithArray length to be set later with ReplySetArrayLength. */
+#define REDISMODULE_POSTPONED_ARRAY_LEN (-1L)
+
+/* GetContextFlags bits used here. */
+#define REDISMODULE_CTX_FLAGS_LUA (1 << 0)
+#define REDISMODULE_CTX_FLAGS_MULTI (1 << 1)
+#define REDISMODULE_CTX_FLAGS_MAXMEMORY (1 << 8)
+#define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12)
+#define REDISMODULE_CTX_FLAGS_LOADING (1 << 13)
+#define REDISMODULE_CTX_FLAGS_DENY_BLOCKING (1 << 21)
+
+/* SetModuleOptions: the module checks IsIOError itself while loading. */
+#define REDISMODULE_OPTIONS_HANDLE_IO_ERRORS (1 << 0)
+
+/* Callback types. */
+typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+typedef void *(*RedisModuleTypeLoadFunc)(RedisModuleIO *rdb, int encver);
+typedef void (*RedisModuleTypeSaveFunc)(RedisModuleIO *rdb, void *value);
+typedef void (*RedisModuleTypeRewriteFunc)(RedisModuleIO *aof, RedisModuleString *key, void *value);
+typedef size_t (*RedisModuleTypeMemUsageFunc)(const void *value);
+typedef void (*RedisModuleTypeDigestFunc)(RedisModuleDigest *digest, void *value);
+typedef void (*RedisModuleTypeFreeFunc)(void *value);
+typedef void (*RedisModuleBlockedPrivFree)(RedisModuleCtx *ctx, void *privdata);
+
+/* Data type methods, version 1 of the structure (the server reads the later
+ * fields only when `version` says they are there). */
+#define RBF_REDIS_TYPE_METHOD_VERSION 1
+typedef struct RedisModuleTypeMethods {
+    uint64_t version;
+    RedisModuleTypeLoadFunc rdb_load;
+    RedisModuleTypeSaveFunc rdb_save;
+    RedisModuleTypeRewriteFunc aof_rewrite;
+    RedisModuleTypeMemUsageFunc mem_usage;
+    RedisModuleTypeDigestFunc digest;
+    RedisModuleTypeFreeFunc free;
+} RedisModuleTypeMethods;
+
+/* clang-format off */
+#define RMAPI_FUNCS(X) \
+    X(void, SetModuleAttribs, (RedisModuleCtx *ctx, const char *name, int ver, int apiver)) \
+    X(int, IsModuleNameBusy, (const char *name)) \
+    X(int, SetModuleOptions, (RedisModuleCtx *ctx, int options)) \
+    X(int, CreateCommand, (RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc cmdfunc, \
+                           const char *strflags, int firstkey, int lastkey, int keystep)) \
+    X(RedisModuleType *, CreateDataType, (RedisModuleCtx *ctx, const char *name, int encver, \
+                                          void *typemethods)) \
+    X(void *, Alloc, (size_t bytes)) \
+    X(void *, TryAlloc, (size_t bytes)) \
+    X(void *, Calloc, (size_t nmemb, size_t size)) \
+    X(void *, Realloc, (void *ptr, size_t bytes)) \
+    X(void, Free, (void *ptr)) \
+    X(void, Log, (RedisModuleCtx *ctx, const char *level, const char *fmt, ...)) \
+    X(int, GetContextFlags, (RedisModuleCtx *ctx)) \
+    X(RedisModuleKey *, OpenKey, (RedisModuleCtx *ctx, RedisModuleString *keyname, int mode)) \
+    X(void, CloseKey, (RedisModuleKey *key)) \
+    X(int, DeleteKey, (RedisModuleKey *key)) \
+    X(int, KeyType, (RedisModuleKey *key)) \
+    X(RedisModuleType *, ModuleTypeGetType, (RedisModuleKey *key)) \
+    X(void *, ModuleTypeGetValue, (RedisModuleKey *key)) \
+    X(int, ModuleTypeSetValue, (RedisModuleKey *key, RedisModuleType *mt, void *value)) \
+    X(const char *, StringPtrLen, (const RedisModuleString *str, size_t *len)) \
+    X(int, StringToLongLong, (const RedisModuleString *str, long long *ll)) \
+    X(int, StringToDouble, (const RedisModuleString *str, double *d)) \
+    X(RedisModuleString *, CreateString, (RedisModuleCtx *ctx, const char *ptr, size_t len)) \
+    X(RedisModuleString *, CreateStringFromString, (RedisModuleCtx *ctx, const RedisModuleString *str)) \
+    X(void, FreeString, (RedisModuleCtx *ctx, RedisModuleString *str)) \
+    X(int, WrongArity, (RedisModuleCtx *ctx)) \
+    X(int, ReplyWithError, (RedisModuleCtx *ctx, const char *err)) \
+    X(int, ReplyWithLongLong, (RedisModuleCtx *ctx, long long ll)) \
+    X(int, ReplyWithSimpleString, (RedisModuleCtx *ctx, const char *msg)) \
+    X(int, ReplyWithArray, (RedisModuleCtx *ctx, long len)) \
+    X(void, ReplySetArrayLength, (RedisModuleCtx *ctx, long len)) \
+    X(int, ReplyWithStringBuffer, (RedisModuleCtx *ctx, const char *buf, size_t len)) \
+    X(int, ReplyWithCString, (RedisModuleCtx *ctx, const char *buf)) \
+    X(int, ReplyWithDouble, (RedisModuleCtx *ctx, double d)) \
+    X(int, ReplyWithNull, (RedisModuleCtx *ctx)) \
+    X(int, ReplicateVerbatim, (RedisModuleCtx *ctx)) \
+    X(int, Replicate, (RedisModuleCtx *ctx, const char *cmdname, const char *fmt, ...)) \
+    X(void, SaveUnsigned, (RedisModuleIO *io, uint64_t value)) \
+    X(uint64_t, LoadUnsigned, (RedisModuleIO *io)) \
+    X(void, SaveDouble, (RedisModuleIO *io, double value)) \
+    X(double, LoadDouble, (RedisModuleIO *io)) \
+    X(void, SaveStringBuffer, (RedisModuleIO *io, const char *str, size_t len)) \
+    X(char *, LoadStringBuffer, (RedisModuleIO *io, size_t *lenptr)) \
+    X(int, IsIOError, (RedisModuleIO *io)) \
+    X(void, EmitAOF, (RedisModuleIO *io, const char *cmdname, const char *fmt, ...)) \
+    X(void, DigestAddStringBuffer, (RedisModuleDigest *md, const char *ele, size_t len)) \
+    X(void, DigestEndSequence, (RedisModuleDigest *md)) \
+    X(RedisModuleBlockedClient *, BlockClient, (RedisModuleCtx *ctx, RedisModuleCmdFunc reply_callback, \
+                                                RedisModuleCmdFunc timeout_callback, \
+                                                RedisModuleBlockedPrivFree free_privdata, \
+                                                long long timeout_ms)) \
+    X(int, UnblockClient, (RedisModuleBlockedClient *bc, void *privdata)) \
+    X(void *, GetBlockedClientPrivateData, (RedisModuleCtx *ctx)) \
+    X(RedisModuleServerInfoData *, GetServerInfo, (RedisModuleCtx *ctx, const char *section)) \
+    X(void, FreeServerInfo, (RedisModuleCtx *ctx, RedisModuleServerInfoData *data)) \
+    X(unsigned long long, ServerInfoGetFieldUnsigned, (RedisModuleServerInfoData *data, \
+                                                       const char *field, int *out_err))
+/* clang-format on */
+
+#define RMAPI_DECLARE(ret, name, args) extern ret(*RedisModule_##name) args;
+RMAPI_FUNCS(RMAPI_DECLARE)
+#undef RMAPI_DECLARE
+
+/* Look every function of RMAPI_FUNCS up through the context's GetApi and
+ * register the module's name; REDISMODULE_ERR if one is missing (a server
+ * older than 7.0) or the name is taken. */
+int rbf_redis_api_init(RedisModuleCtx *ctx, const char *name, int ver);
+
+#endif /* RBF_REDISMODULE_API_H */
