@@ -43,7 +43,11 @@
 #define RR_MODULE_NAME "rbf"
 #define RR_MODULE_VERSION 10000
 #define RR_TYPE_NAME "rbf-filtr" /* exactly 9 characters */
+#ifdef RBF_REDIS_ENCVER /* test builds only: a "newer" encoding */
+#define RR_ENCVER RBF_REDIS_ENCVER
+#else
 #define RR_ENCVER 1
+#endif
 #define RR_WORKERS 2
 #define RR_CURSOR_BITS 40 /* SCANDUMP cursor: generation << 40 | end offset */
 #define RR_CURSOR_MASK ((UINT64_C(1) << RR_CURSOR_BITS) - 1)
