@@ -374,6 +374,19 @@ static int arg_is(RedisModuleString *s, const char *word)
     return n == strlen(word) && strncasecmp(p, word, n) == 0;
 }
 
+/* At most cap - 4 bytes of s for an error message, bytes outside printable
+ * ASCII shown as '?', "..." if cut. */
+static void printable(RedisModuleString *s, char *out, size_t cap)
+{
+    size_t n, j = 0;
+    const char *p = RedisModule_StringPtrLen(s, &n);
+    for (size_t i = 0; i < n && j + 4 < cap; i++)
+        out[j++] = p[i] >= 0x20 && p[i] <= 0x7e && p[i] != '\'' ? p[i] : '?';
+    if (j < n)
+        memcpy(out + j, "...", 3), j += 3;
+    out[j] = '\0';
+}
+
 /* An unsigned 64-bit decimal: digits only, no sign, no overflow. */
 static int parse_u64(RedisModuleString *s, uint64_t *out)
 {
@@ -453,9 +466,9 @@ static int parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int from
             if (arg_is(argv[i], opt_names[j]))
                 o = j;
         if (o < 0) {
-            size_t n;
-            const char *p = RedisModule_StringPtrLen(argv[i], &n);
-            return reply_errf(ctx, "ERR unknown option '%.*s'", n > 40 ? 40 : (int)n, p), -1;
+            char shown[44];
+            printable(argv[i], shown, sizeof shown);
+            return reply_errf(ctx, "ERR unknown option '%s' (argument %d)", shown, i), -1;
         }
         if (q->given & (1u << o))
             return reply_errf(ctx, "ERR option %s given twice", opt_names[o]), -1;
