@@ -69,7 +69,7 @@ def vector(rng, images):
              rng.choice(["SIGMA", "MESSAGES"]), str(rng.choice([1, 5, 50, 500, 5000, 10**6]))],
             ["ERROR_RATE", rng.choice(["0.1", "0.01", "0.001", "1e-9", "0.5"]),
              rng.choice(["MEMORY", "CAPACITY"]),
-             rng.choice(["100", "1000", "5000", "100000", "1000000000000", "10000000000000"])]])
+             rng.choice(["100", "1000", "5000", "20000", "1000000000000", "10000000000000"])]])
         form += rng.choice([[], ["PHASES", "2"], ["SEED", number(rng)], ["HASHING", "non-colliding"],
                             ["RECYCLE", "retaining"]])
         tail = args[:1] if rng.random() < 0.2 else []
