@@ -1,5 +1,6 @@
 # rbf: a thin front end to CMake/CTest.
-#   make             build build/rbf, build/librbf.a, build/librbf.so, build/rbf-bench
+#   make             build build/rbf, build/librbf.a, build/librbf.so, build/rbf-bench,
+#                    build/rbf-redis.so (the Redis module, docs/redis.md)
 #   make test        install missing Debian packages, build, run every test, then
 #                    the whole suite again under ASan+UBSan and valgrind, then
 #                    each fuzz harness for FUZZ_SECONDS (docs/robustness.md)
@@ -53,6 +54,7 @@ reproduce-full: all
 
 bench: all
 	$(BUILD)/rbf-bench all
+	/usr/bin/python3 bench/redis_bench.py --module $(BUILD)/rbf-redis.so
 
 install: all
 	cmake --install $(BUILD) --prefix $(PREFIX)

@@ -17,6 +17,8 @@ PKGS=(
   clang libclang-rt-14-dev    # libFuzzer harnesses and their sanitizers
   gawk                        # the awk baseline of the dedup benchmark
   python3                     # the dedup tests' checker (tests/cli/dedup_check.py)
+  redis-server                # the server the Redis module (build/rbf-redis.so) is tested and benchmarked in
+  python3-redis               # redis-py: the Redis module's tests (tests/redis/) and redis-py bf() compatibility
 )
 
 if [ "${1:-}" = "--list" ]; then printf '%s\n' "${PKGS[@]}"; exit 0; fi
