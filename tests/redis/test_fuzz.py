@@ -97,6 +97,24 @@ def well_formed(cmd, r):
     return False
 
 
+ERROR = object()
+
+
+def send(c, s, v, seen_errors):
+    """One vector: a well-formed reply, or ERROR after a clean error reply."""
+    try:
+        r = c.execute_command(*v)
+    except redis.ResponseError as e:
+        msg = str(e)
+        check(msg and "\n" not in msg and "\r" not in msg, "bad error text %r" % msg)
+        seen_errors.add(msg.split(":")[0][:70] if "maxmemory" not in msg else "maxmemory")
+        return ERROR
+    except (redis.ConnectionError, redis.TimeoutError) as e:
+        raise AssertionError("connection lost after %r: %s\n%s" % (v[:5], e, s.log()[-2000:]))
+    check(well_formed(v[0], r), "malformed reply %r to %r" % (r, v[:4]))
+    return r
+
+
 def main():
     rng = random.Random(424242)
     with Harness() as h:
@@ -104,7 +122,7 @@ def main():
                      args=["--maxmemory", "200mb", "--maxmemory-policy", "noeviction"])
         c = s.client()
         c.response_callbacks = {}  # raw replies
-        errors = created = 0
+        errors = created = restores = 0
         seen_errors = set()
         images = []
         for i in range(N):
@@ -116,25 +134,43 @@ def main():
                 c.execute_command("RBF.RESERVE", "f2", "BITS", 5000, "HASHES", 2, "MESSAGES", 300,
                                   "PHASES", 2)
                 c.execute_command("BF.ADD", "f3", "x")
-                cur = 0
-                while True:
-                    cur, data = c.execute_command("RBF.SCANDUMP", "f1", cur)
-                    if cur == 0:
-                        break
-                    images.append((cur, data))
-                images = images[-20:]
-            v = vector(rng, images)
-            try:
-                r = c.execute_command(*v)
-                created += v[0] in ("RBF.RESERVE", "BF.RESERVE") and r == b"OK"
-                check(well_formed(v[0], r), "malformed reply %r to %r" % (r, v[:4]))
-            except redis.ResponseError as e:
-                errors += 1
-                msg = str(e)
-                check(msg and "\n" not in msg and "\r" not in msg, "bad error text %r" % msg)
-                seen_errors.add(msg.split(":")[0][:70] if "maxmemory" not in msg else "maxmemory")
-            except (redis.ConnectionError, redis.TimeoutError) as e:
-                raise AssertionError("connection lost after %r: %s\n%s" % (v[:5], e, s.log()[-2000:]))
+                c.execute_command("RBF.RESERVE", "f4", "BITS", 40000, "HASHES", 3, "SIGMA", 9000)
+                c.execute_command("RBF.MADD", "f4", *["i%d" % j for j in range(i // 100, i // 100 + 500)])
+                seqs = []
+                for src in ("f1", "f4"):
+                    cur, seq = 0, []
+                    while True:
+                        cur, data = c.execute_command("RBF.SCANDUMP", src, cur)
+                        if cur == 0:
+                            break
+                        seq.append((cur, data))
+                    seqs.append(seq)
+                images = seqs[0] + seqs[1]
+            if rng.random() < 0.02:
+                # a whole restore, in order, perhaps damaged, cut short or
+                # with a chunk repeated
+                seq = list(rng.choice(seqs))
+                if rng.random() < 0.5:
+                    j = rng.randrange(len(seq))
+                    d = bytearray(seq[j][1])
+                    d[rng.randrange(len(d))] ^= 1 << rng.randrange(8)
+                    seq[j] = (seq[j][0], bytes(d))
+                if rng.random() < 0.3:
+                    seq = seq[: rng.randrange(1, len(seq) + 1)]
+                if rng.random() < 0.2:
+                    j = rng.randrange(len(seq))
+                    seq.insert(j, seq[j])
+                vs = [["RBF.LOADCHUNK", rng.choice(KEYS), cu, da] for cu, da in seq]
+                vs = [[v[0], vs[0][1]] + v[2:] for v in vs]
+            else:
+                vs = [vector(rng, images)]
+            for v in vs:
+                r = send(c, s, v, seen_errors)
+                if r is ERROR:
+                    errors += 1
+                else:
+                    created += v[0] in ("RBF.RESERVE", "BF.RESERVE") and r == b"OK"
+                    restores += v[0] == "RBF.LOADCHUNK" and r == b"OK" and v is vs[-1] and len(vs) > 1
             if i % 500 == 0:
                 check(c.execute_command("PING") in (b"PONG", True), "PING")
         check(s.alive(), "server died")
@@ -150,8 +186,10 @@ def main():
         check(c.execute_command("DEBUG", "DIGEST") == d, "reload changed the dataset")
         if "-v" in sys.argv:
             print("\n".join(sorted(seen_errors)))
-        print("%d vectors, %d error replies of %d kinds, %d reservations made; server up, "
-              "dataset reloads identical" % (N, errors, len(seen_errors), created))
+        print("%d vectors, %d error replies of %d kinds, %d reservations made, %d whole "
+              "restores accepted; server up, dataset reloads identical"
+              % (N, errors, len(seen_errors), created, restores))
+        check(restores >= 10, "too few restores completed (%d)" % restores)
         check(created >= 20, "too few reservations succeeded (%d)" % created)
         check(any("maxmemory" in e for e in seen_errors), "no reservation refused by maxmemory")
         check(N - errors > N // 10, "too few accepted vectors (%d)" % (N - errors))
