@@ -11,11 +11,14 @@ redis-server started here (127.0.0.1, a free port, no persistence):
                      the item (double hashing), k GETBIT/SETBIT in an EVALSHA
 
 The client writes each pipeline's pre-encoded bytes and counts the replies
-(every reply of these commands is a fixed number of CRLF-terminated lines:
-the items avoid CR and LF), so the client's own cost is small and the same
-for every row.  Rounds are interleaved; the table gives the median and range
-of commands per second over the rounds, and ratios of medians.  Also the
-server's own usec_per_call from INFO commandstats.
+and reads exactly the bytes of the replies (all writes of a round run
+before its reads, so that half of the probes are present and every reply
+has a known length), so the client's own cost is small and the same for
+every row.  The rows are interleaved pipeline by pipeline, in a random
+order each time, so that a loaded machine slows every row alike.  The
+table gives the median and range of commands per second over the rounds,
+and ratios of medians; also the server's own usec_per_call (INFO
+commandstats).
 
   bench/redis_bench.py [--module build/rbf-redis.so] [--ops N] [--rounds R] [--json]
 """
@@ -80,19 +83,19 @@ class Conn:
         self.s = socket.create_connection(("127.0.0.1", port))
         self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def run(self, payload, crlfs):
-        """Send a pipeline, read until `crlfs` reply lines arrived."""
+    def run(self, payload, nbytes):
+        """Send a pipeline, read exactly `nbytes` of replies."""
         self.s.sendall(payload)
         got, buf = 0, []
-        while got < crlfs:
+        while got < nbytes:
             b = self.s.recv(1 << 20)
             if not b:
                 raise RuntimeError("connection closed")
             buf.append(b)
-            got += b.count(b"\r\n")
+            got += len(b)
         data = b"".join(buf)
-        if data.count(b"-ERR") or data.count(b"-NOSCRIPT") or data.count(b"-WRONGTYPE"):
-            raise RuntimeError("error reply: %r" % data[:200])
+        if got != nbytes or data[:1] == b"-":
+            raise RuntimeError("unexpected replies: %r" % data[:200])
         return data
 
     def call(self, *args):
@@ -142,7 +145,7 @@ def start_server(module, tmp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--module", default="build/rbf-redis.so")
-    ap.add_argument("--ops", type=int, default=200_000, help="commands per row and round")
+    ap.add_argument("--ops", type=int, default=100_000, help="commands per row and round")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
@@ -167,44 +170,49 @@ def main():
             keys = items(rng, n)
             vals = items(rng, n)
             probes = keys[: n // 2] + items(rng, n - n // 2)   # half present, half absent
-            order = rows[:]
-            rng.shuffle(order)
-            for row in order:
-                pipes = []
+            # writes first, then reads (each group in a random order), so
+            # that half of the probes are present: every reply then has a
+            # known length and the client reads exactly that many bytes
+            writes, reads = ["SET", "RBF.ADD", "Lua ADD"], ["GET", "RBF.EXISTS", "Lua EXISTS"]
+            rng.shuffle(writes)
+            rng.shuffle(reads)
+            pipes = {}
+            for row in writes + reads:
+                pipes[row] = []
                 for i in range(0, n, PIPE):
                     if row == "SET":
                         cmds = [resp("SET", k, v) for k, v in zip(keys[i:i + PIPE], vals[i:i + PIPE])]
+                        nbytes = 5 * PIPE                      # +OK
                     elif row == "GET":
                         cmds = [resp("GET", k) for k in probes[i:i + PIPE]]
+                        hits = sum(1 for t in range(i, min(i + PIPE, n)) if t < n // 2)
+                        nbytes = 23 * hits + 5 * (PIPE - hits)  # $16 value / $-1
                     elif row == "RBF.ADD":
                         cmds = [resp("RBF.ADD", "rbf", k) for k in keys[i:i + PIPE]]
+                        nbytes = 4 * PIPE                      # :0 / :1
                     elif row == "RBF.EXISTS":
                         cmds = [resp("RBF.EXISTS", "rbf", k) for k in probes[i:i + PIPE]]
+                        nbytes = 4 * PIPE
                     elif row == "Lua ADD":
                         cmds = [resp("EVALSHA", sha_add, 1, "lbf", k, BITS, HASHES) for k in keys[i:i + PIPE]]
+                        nbytes = 4 * PIPE
                     else:
                         cmds = [resp("EVALSHA", sha_ex, 1, "lbf", k, BITS, HASHES) for k in probes[i:i + PIPE]]
-                    pipes.append(b"".join(cmds))
-                # GET and EXISTS run after the adds of this round when the
-                # shuffled order puts them later; a GET of an absent key is
-                # a one-line nil reply, so count its lines per reply below
-                t0 = time.perf_counter()
-                for p in pipes:
-                    if row == "GET":
-                        c.s.sendall(p)
-                        got, need, buf = 0, None, []
-                        while True:
-                            b = c.s.recv(1 << 20)
-                            buf.append(b)
-                            data = b"".join(buf)
-                            # each reply is "$-1\r\n" or "$16\r\n<16>\r\n"
-                            if data.count(b"$") >= PIPE and data.endswith(b"\r\n"):
-                                nils = data.count(b"$-1\r\n")
-                                if data.count(b"\r\n") == nils + 2 * (PIPE - nils):
-                                    break
-                    else:
-                        c.run(p, PIPE)
-                times[row].append(n / (time.perf_counter() - t0))
+                        nbytes = 4 * PIPE
+                    pipes[row].append((b"".join(cmds), nbytes))
+            # pipeline by pipeline, the rows of a group in a random order each
+            # time, so that the machine's load falls on every row alike
+            spent = {r: 0.0 for r in rows}
+            for group in (writes, reads):
+                for i in range(n // PIPE):
+                    rng.shuffle(group)
+                    for row in group:
+                        p, nbytes = pipes[row][i]
+                        t0 = time.perf_counter()
+                        c.run(p, nbytes)
+                        spent[row] += time.perf_counter() - t0
+            for row in rows:
+                times[row].append(n / spent[row])
         stats = {}
         info = c.call("INFO", "commandstats")
         for line in info.decode(errors="replace").split("\r\n"):
@@ -219,24 +227,28 @@ def main():
     med = {r: statistics.median(v) for r, v in times.items()}
     res = {"ops": n, "rounds": a.rounds, "pipeline": PIPE, "bits": BITS, "hashes": HASHES,
            "ops_per_sec": {r: {"median": med[r], "min": min(v), "max": max(v)} for r, v in times.items()},
-           "ratios": {"RBF.ADD/SET": med["RBF.ADD"] / med["SET"],
-                      "RBF.EXISTS/GET": med["RBF.EXISTS"] / med["GET"],
-                      "RBF.ADD/Lua ADD": med["RBF.ADD"] / med["Lua ADD"],
-                      "RBF.EXISTS/Lua EXISTS": med["RBF.EXISTS"] / med["Lua EXISTS"]},
+           "ratios": {},
            "usec_per_call": stats}
+    pairs = (("RBF.ADD", "SET"), ("RBF.EXISTS", "GET"), ("RBF.ADD", "Lua ADD"),
+             ("RBF.EXISTS", "Lua EXISTS"))
+    for x, y in pairs:
+        per_round = [p / q for p, q in zip(times[x], times[y])]
+        res["ratios"][x + "/" + y] = {"median": statistics.median(per_round),
+                                      "min": min(per_round), "max": max(per_round)}
     if a.json:
         print(json.dumps(res, indent=1))
         return 0
     print("rbf-redis benchmark: one client, pipelines of %d, 16-byte random items, %d commands "
-          "per row x %d rounds (interleaved)" % (PIPE, n, a.rounds))
+          "per row x %d rounds (interleaved by pipeline)" % (PIPE, n, a.rounds))
     print("filter: %d bits, k = %d; Lua filter: the same size in a string\n" % (BITS, HASHES))
     print("%-12s %14s %25s" % ("command", "ops/s median", "range over rounds"))
     for r in rows:
         v = times[r]
         print("%-12s %14.0f %12.0f - %-12.0f" % (r, med[r], min(v), max(v)))
     print()
+    print("%-24s %8s %20s" % ("ratio (per round)", "median", "range over rounds"))
     for k, v in res["ratios"].items():
-        print("%-24s %.2fx" % (k, v))
+        print("%-24s %7.2fx %10.2fx - %.2fx" % (k, v["median"], v["min"], v["max"]))
     print("\nserver usec_per_call (INFO commandstats): " +
           ", ".join("%s %.2f" % (k, v) for k, v in sorted(stats.items())
                     if k in ("set", "get", "rbf.add", "rbf.exists", "evalsha")))
