@@ -195,6 +195,24 @@ static uint8_t *image_of(const rbf *f, size_t *len)
     return buf;
 }
 
+/* The same for the save paths (RDB, AOF rewrite, digest), where a missing
+ * image would write a damaged file: out of memory there is fatal, as for
+ * any allocation of the server's own (RedisModule_Alloc panics; for BGSAVE
+ * and BGREWRITEAOF that is the forked child, and the save fails). */
+static uint8_t *image_for_save(const rbf *f, size_t *len)
+{
+    uint64_t n = 0;
+    if (rbf_save_size(f, &n) != RBF_OK || n > SIZE_MAX)
+        return NULL;
+    uint8_t *buf = RedisModule_Alloc((size_t)n);
+    if (rbf_save_buffer(f, buf, (size_t)n) != RBF_OK) {
+        RedisModule_Free(buf);
+        return NULL;
+    }
+    *len = (size_t)n;
+    return buf;
+}
+
 static uint64_t get_le64(const uint8_t *p)
 {
     uint64_t v = 0;
@@ -1361,7 +1379,7 @@ static void rdb_save(RedisModuleIO *io, void *value)
         return;
     }
     size_t len = 0;
-    uint8_t *img = image_of(v->f, &len);
+    uint8_t *img = image_for_save(v->f, &len);
     RedisModule_SaveUnsigned(io, 0);
     RedisModule_SaveUnsigned(io, img ? len : 0);
     int st = atomic_load(&v->model->state);
@@ -1441,11 +1459,9 @@ static void aof_rewrite(RedisModuleIO *aof, RedisModuleString *key, void *value)
         return;
     }
     size_t len = 0;
-    uint8_t *img = image_of(v->f, &len);
-    if (!img) {
-        RedisModule_Log(NULL, "warning", "rbf: out of memory rewriting a filter to the AOF");
+    uint8_t *img = image_for_save(v->f, &len);
+    if (!img)
         return;
-    }
     emit_chunks(aof, key, img, len);
     rr_free(img);
 }
@@ -1465,7 +1481,7 @@ static void digest(RedisModuleDigest *md, void *value)
         return;
     }
     size_t len = 0;
-    uint8_t *img = image_of(v->f, &len);
+    uint8_t *img = image_for_save(v->f, &len);
     if (img)
         RedisModule_DigestAddStringBuffer(md, (const char *)img, len);
     RedisModule_DigestEndSequence(md);
