@@ -1654,7 +1654,7 @@ static int bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return REDISMODULE_OK;
 }
 
-/* BF.CARD: the messages the active filter took this cycle. */
+/* BF.CARD: as RedisBloom's, the items reported new (BF.INFO ITEMS). */
 static int bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
@@ -1670,7 +1670,7 @@ static int bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return reply_restoring(ctx, v);
     rbf_stats s;
     rbf_get_stats(v->f, &s);
-    return RedisModule_ReplyWithLongLong(ctx, (long long)s.cycle_messages);
+    return RedisModule_ReplyWithLongLong(ctx, (long long)s.reported_new);
 }
 
 /* ------------------------------------------------------------- loading */

@@ -26,6 +26,14 @@ def main():
         check(info.filterNum == 1 and info.insertedNum == 3, "info %r" % vars(info))
         check(info.size > 10000 // 8, "size %r" % info.size)
         check(r.execute_command("BF.CARD", "users") == 3 and r.execute_command("BF.CARD", "none") == 0, "card")
+        # BF.CARD counts items reported new since creation, across recycles
+        bf.create("small", 0.1, 20)
+        bf.madd("small", *["s%d" % i for i in range(500)])
+        small = r.execute_command("RBF.INFO", "small")
+        sd = {small[i].decode(): small[i + 1] for i in range(0, len(small), 2)}
+        check(sd["cycles"] >= 1, "the small filter recycled")
+        check(r.execute_command("BF.CARD", "small") == sd["reported_new"] == bf.info("small").insertedNum,
+              "BF.CARD equals reported_new and BF.INFO ITEMS")
         # the planner behind BF.RESERVE: RBF.INFO shows a sigma-bounded filter
         # whose model rate is within the error rate and whose cycle holds capacity
         ri = r.execute_command("RBF.INFO", "users")
