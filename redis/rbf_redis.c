@@ -52,6 +52,9 @@
 #define RR_CURSOR_BITS 40 /* SCANDUMP cursor: generation << 40 | end offset */
 #define RR_CURSOR_MASK ((UINT64_C(1) << RR_CURSOR_BITS) - 1)
 #define RR_HEADER 128 /* bytes of the image header (docs/file-format.md) */
+/* Largest planned reservation (bytes, MEMORY or CAPACITY's lower bound)
+ * planned inline where the client cannot block (MULTI, Lua). */
+#define RR_INLINE_PLAN_BYTES (128u << 10)
 
 #if defined(RBF_HAVE_ALLOCATOR)
 #define RR_ALLOC_HOOKED 1
@@ -864,6 +867,13 @@ static int reserve_request(RedisModuleCtx *ctx, RedisModuleString *key, const rr
     if (check_room(ctx, plan_lower_bound(q)) != 0)
         return REDISMODULE_OK;
     if (!can_block(ctx)) {
+        /* inside MULTI or Lua the plan would run on the main thread: only
+         * small ones (milliseconds) are allowed there */
+        if (plan_lower_bound(q) > RR_INLINE_PLAN_BYTES)
+            return reply_errf(ctx, "ERR a reservation planned inside MULTI or a script is limited "
+                                   "to %u bytes (planning larger ones would stall the server): "
+                                   "reserve outside, or give BITS/HASHES/SIGMA",
+                              (unsigned)RR_INLINE_PLAN_BYTES);
         plan_out o;
         plan_run(q, &o);
         if (o.err)

@@ -144,6 +144,14 @@ def main():
         check(tx.execute() == [b"OK", 1], "MULTI")
         check(c.eval("return redis.call('RBF.RESERVE', KEYS[1], 'ERROR_RATE', '0.01', 'CAPACITY', '300')",
                      1, "lua") == b"OK", "Lua")
+        # ... but only small plans run inline: a large one is refused at once
+        tx = c.pipeline(transaction=True)
+        tx.execute_command("RBF.RESERVE", "txbig", "ERROR_RATE", "0.01", "MEMORY", 64 << 20)
+        r = tx.execute(raise_on_error=False)
+        check(isinstance(r[0], redis.ResponseError) and "inside MULTI" in str(r[0]), "large plan in MULTI %r" % r)
+        e = err(c.eval, "return redis.call('RBF.RESERVE', KEYS[1], 'ERROR_RATE', '0.01', 'CAPACITY', '10000000')",
+                1, "luabig")
+        check("inside MULTI or a script" in e, "large plan in Lua: %r" % e)
         # maxmemory refuses reservations larger than what is left
         c.config_set("maxmemory", 30 << 20)
         for args in (["BITS", 8 << 30, "HASHES", 3, "SIGMA", 1000],
