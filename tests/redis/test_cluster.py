@@ -1,4 +1,4 @@
-"""A 2-node Redis Cluster (CLUSTER MEET, ADDSLOTSRANGE): every rbf command
+"""A 2-node Redis Cluster (CLUSTER ADDSLOTS, CLUSTER MEET): every rbf command
 declares its key, so a node answers MOVED for a key of the other node and
 serves its own."""
 import sys
@@ -24,8 +24,8 @@ def main():
                                         "nodes.conf", "--cluster-node-timeout", "5000",
                                         "--cluster-port", str(bus[-1])]))
         a, b = nodes[0].client(), nodes[1].client()
-        a.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 8191)
-        b.execute_command("CLUSTER", "ADDSLOTSRANGE", 8192, 16383)
+        a.execute_command("CLUSTER", "ADDSLOTS", *range(0, 8192))
+        b.execute_command("CLUSTER", "ADDSLOTS", *range(8192, 16384))
         a.execute_command("CLUSTER", "MEET", "127.0.0.1", nodes[1].port, bus[1])
         wait_until(lambda: all(c.execute_command("CLUSTER", "INFO").decode().find("cluster_state:ok") >= 0
                                for c in (a, b)), what="cluster_state ok", timeout=60)
