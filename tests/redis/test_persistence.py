@@ -97,6 +97,23 @@ def main():
                    c.info("persistence")["aof_last_bgrewrite_status"] == "ok", what="AOF rewrite")
         c.execute_command("RBF.ADD", "s2", "after-the-rewrite")
         c.execute_command("RBF.RECYCLE", "n1")
+        # a planned reservation goes to the AOF as the explicit form with its seed
+        c.execute_command("RBF.RESERVE", "aofplan", "ERROR_RATE", "0.01", "CAPACITY", "2000")
+        c.execute_command("RBF.MADD", "aofplan", *["p%d" % i for i in range(3000)])
+        incr = b""
+        for f in os.listdir(os.path.join(s.dir, "appendonlydir")):
+            if ".incr." in f:
+                with open(os.path.join(s.dir, "appendonlydir", f), "rb") as fh:
+                    incr += fh.read()
+        i = incr.find(b"aofplan")
+        check(i > 0, "the reservation is in the AOF")
+        cmd = incr[incr.rfind(b"*", 0, i - 20):i + 400].split(b"\r\n")
+        words = [w.upper() for w in cmd[2::2]]
+        check(words[0] == b"RBF.RESERVE" and b"SEED" in words and b"SIGMA" in words
+              and b"ERROR_RATE" not in words and b"CAPACITY" not in words,
+              "AOF holds the explicit reservation: %r" % words[:16])
+        print("AOF: " + " ".join(w.decode() for w in words[:16]))
+        aofplan = c.execute_command("DEBUG", "DIGEST-VALUE", "aofplan")
         d1, m1 = digests(c), models(c)
         check(d1["s1"] != d0["s1"] and d1["s2"] != d0["s2"], "the writes changed the filters")
         base = [f for f in os.listdir(os.path.join(s.dir, "appendonlydir")) if ".base." in f]
@@ -114,6 +131,8 @@ def main():
         s.start()
         c = s.client()
         check(digests(c) == d1, "restart from the AOF changed a digest")
+        check(c.execute_command("DEBUG", "DIGEST-VALUE", "aofplan") == aofplan,
+              "the planned reservation replayed from the AOF differs")
         check(models(c) == m1, "restart from the AOF changed model values")
         print("AOF restart after rewrite: digests equal (%d RBF.LOADCHUNK in the base)" % n_chunks)
         # 4. the incomplete restore completes after all that
