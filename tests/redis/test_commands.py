@@ -124,7 +124,7 @@ def main():
         # a planned reservation blocks only its own client
         res = {}
         t = threading.Thread(target=lambda: res.update(r=s.client().execute_command(
-            "RBF.RESERVE", "big", "ERROR_RATE", "0.001", "MEMORY", 2 << 20)))
+            "RBF.RESERVE", "big", "ERROR_RATE", "0.001", "MEMORY", 4 << 20)))
         t.start()
         seen = 0
         while t.is_alive():
@@ -134,7 +134,7 @@ def main():
             time.sleep(0.002)
         t.join()
         check(res.get("r") == b"OK", "planned reservation %r" % res)
-        check(info_dict(c, "big")["bits"] == 2 << 23, "planned MEMORY")
+        check(info_dict(c, "big")["bits"] == 4 << 23, "planned MEMORY")
         print("planning: another client was served %d times while the planner ran" % seen)
         check(seen > 0, "the reserving client was never seen blocked")
         # inside MULTI and Lua (no blocking there: planned inline)
@@ -163,7 +163,7 @@ def main():
         c.config_set("maxmemory", 0)
         # MEMORY USAGE covers the bit arrays
         mu = x("MEMORY", "USAGE", "big")
-        check(mu >= (2 << 20) and mu < (2 << 20) + 4096, "MEMORY USAGE %d" % mu)
+        check(mu >= (4 << 20) and mu < (4 << 20) + 4096, "MEMORY USAGE %d" % mu)
         if os.environ.get("RBF_REDIS_HOOK") == "1":
             used0 = c.info("memory")["used_memory"]
             x("RBF.RESERVE", "hooked", "BITS", 64 << 20, "HASHES", 3, "SIGMA", 1000)
