@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "cli.h"
+#include "cli_util.h"
 
 #define BCMD "bench dedup"
 

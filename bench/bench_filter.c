@@ -53,7 +53,7 @@
 #endif
 
 #include "bench.h"
-#include "cli.h"
+#include "cli_util.h"
 #include "rbf.h"
 
 #ifdef RBF_HAVE_LIBBLOOM

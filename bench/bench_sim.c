@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "bench.h"
-#include "cli.h"
+#include "cli_util.h"
 #include "rbf_sim.h"
 
 static const char *const CMD = "bench sim";
