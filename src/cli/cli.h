@@ -15,6 +15,10 @@ typedef struct cli_command {
     int (*run)(int argc, char **argv);
 } cli_command;
 
+/* The whole command line: `rbf ARGS...`, returning the exit status
+ * (cli_main.c).  main() calls it; so does the fuzz harness. */
+int rbf_cli_main(int argc, char **argv);
+
 /* The subcommands (one file each: cmd_NAME.c). */
 int cmd_model(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
