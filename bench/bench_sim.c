@@ -48,11 +48,7 @@ static double bare_loop(unsigned k, uint64_t sigma, uint64_t n, uint64_t *sink)
         return 0;
     uint64_t pool[1000], x = 0x1234567;
     for (int i = 0; i < 1000; i++) {
-        x += 0x9e3779b97f4a7c15ULL;
-        uint64_t z = x;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        pool[i] = z ^ (z >> 31);
+        pool[i] = rbf_splitmix64(&x);
     }
     uint64_t s = 88172645463325252ULL, fresh = 0;
     double t0 = cli_cpu_seconds();

@@ -1,7 +1,7 @@
 /*
  * rbf_base.h -- what every part of rbf shares: version, status codes, the
- * hashing and recycling vocabulary, the allocator hook, and the policy by
- * which the public structs grow.
+ * hashing and recycling vocabulary, the allocator hook, the splitmix64
+ * generator, and the policy by which the public structs grow.
  *
  * rbf.h (the filter), rbf_model.h (the models) and rbf_sim.h (the
  * simulator) all include this header; a program never needs to include it
@@ -87,6 +87,31 @@ typedef enum { RBF_COLLIDING = 0, RBF_NON_COLLIDING = 1 } rbf_hashing;
  * recycle: forget it (non-retaining, the default) or insert it into the
  * fresh filter (retaining). */
 typedef enum { RBF_NON_RETAINING = 0, RBF_RETAINING = 1 } rbf_recycle_mode;
+
+/* ---- splitmix64 (Steele, Lea & Flood 2014), the project's one generator
+ *
+ * An additive Weyl sequence (the golden-ratio increment) through a strong
+ * 64-bit finaliser: each output is a full-avalanche function of the state.
+ * The filter extends a message's hash into its positions with this stream
+ * (so the constants are part of the saved-file contract); the simulator,
+ * the benchmarks and the tests seed and draw with it.  Public so that a
+ * program can make the same reproducible key streams. */
+#define RBF_GOLDEN UINT64_C(0x9e3779b97f4a7c15)
+
+/* The finaliser alone: a bijection of 64-bit words. */
+static inline uint64_t rbf_splitmix64_mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* The next output of the stream whose state is *state. */
+static inline uint64_t rbf_splitmix64(uint64_t *state)
+{
+    *state += RBF_GOLDEN;
+    return rbf_splitmix64_mix(*state);
+}
 
 /* Version of the library actually linked, e.g. "2.0.0". */
 RBF_API const char *rbf_version(void);

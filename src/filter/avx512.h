@@ -5,7 +5,7 @@
 #define RBF_FILTER_AVX512_H
 
 #include "filter_internal.h"
-#include "rbf_splitmix.h"
+#include "rbf_base.h"
 
 /*
  * On x86-64 processors with AVX-512 (F and DQ) the stream is computed in

@@ -91,7 +91,7 @@ static inline int contains1_colliding(const struct rbf *f, uint64_t hash)
     uint64_t s = hash;
     for (unsigned i = 0; i < k; i++) {
         s += RBF_GOLDEN;
-        uint64_t p = reduce(rbf__splitmix64_mix(s), m);
+        uint64_t p = reduce(rbf_splitmix64_mix(s), m);
         if (!((w[p >> 6] >> (p & 63)) & 1u))
             return 0;
     }

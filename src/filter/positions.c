@@ -34,13 +34,13 @@ void rbf__positions(const struct rbf *f, uint64_t hash, uint64_t *pos)
     if (f->cfg.hashing == RBF_COLLIDING) {
         for (unsigned i = 0; i < k; i++) {
             s += RBF_GOLDEN;
-            pos[i] = reduce(rbf__splitmix64_mix(s), m);
+            pos[i] = reduce(rbf_splitmix64_mix(s), m);
         }
         return;
     }
     for (unsigned i = 0; i < k;) {
         s += RBF_GOLDEN;
-        uint64_t p = reduce(rbf__splitmix64_mix(s), m);
+        uint64_t p = reduce(rbf_splitmix64_mix(s), m);
         unsigned j = 0;
         while (j < i && pos[j] != p)
             j++;

@@ -11,7 +11,7 @@
 #include <xxhash.h>
 
 #include "filter_internal.h"
-#include "rbf_splitmix.h"
+#include "rbf_base.h"
 
 /* floor(x m / 2^64): a 64-bit word to a position in 0..m-1. */
 static inline uint64_t reduce(uint64_t x, uint64_t m)

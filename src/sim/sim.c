@@ -16,6 +16,7 @@
 
 #include "rbf_model.h"
 #include "sim_internal.h"
+#include "rbf_alloc.h"
 
 /* ---- configuration */
 
@@ -292,17 +293,17 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
         break;
     }
     }
-    uint64_t *state = calloc((size_t)nstate, sizeof *state);
+    uint64_t *state = rbf__calloc((size_t)nstate, sizeof *state);
     uint64_t *hashes = NULL;
     if (state && wl->kind != RBF_SIM_TRACE) {
-        hashes = malloc((size_t)nstate * sizeof *hashes);
+        hashes = rbf__malloc((size_t)nstate * sizeof *hashes);
         if (hashes && wl->kind != RBF_SIM_FADING)
             for (uint64_t i = 0; i < nstate; i++)
                 hashes[i] = sim_rng_next(&rng);
     }
     if (!state || (wl->kind != RBF_SIM_TRACE && !hashes)) {
-        free(state);
-        free(hashes);
+        rbf__free(state);
+        rbf__free(hashes);
         rbf_free(e.f);
         return RBF_ENOMEM;
     }
@@ -331,8 +332,8 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
     if (warm == total) /* nothing counted */
         memset(&e.c, 0, sizeof e.c);
     sh->counts[ep] = e.c;
-    free(state);
-    free(hashes);
+    rbf__free(state);
+    rbf__free(hashes);
     rbf_free(e.f);
     return rc;
 }
@@ -442,7 +443,7 @@ int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
         return rc;
     double t0 = now_seconds();
 
-    sim_shared *sh = calloc(1, sizeof *sh);
+    sim_shared *sh = rbf__calloc(1, sizeof *sh);
     if (!sh)
         return RBF_ENOMEM;
     sh->cfg = cfg;
@@ -451,8 +452,8 @@ int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
         rc = rbf__sim_zipf_init(&sh->zipf, wl->pool, wl->exponent);
     else if (wl->kind == RBF_SIM_TRACE)
         rc = rbf__sim_trace_load(wl->trace_path, &sh->trace);
-    sh->counts = calloc(cfg->epochs, sizeof *sh->counts);
-    out->epoch_rates = calloc(cfg->epochs, sizeof *out->epoch_rates);
+    sh->counts = rbf__calloc(cfg->epochs, sizeof *sh->counts);
+    out->epoch_rates = rbf__calloc(cfg->epochs, sizeof *out->epoch_rates);
     if (rc == RBF_OK && (!sh->counts || !out->epoch_rates))
         rc = RBF_ENOMEM;
 
@@ -472,7 +473,7 @@ int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
     if (rc == RBF_OK) {
         pthread_mutex_init(&sh->mu, NULL);
         pthread_cond_init(&sh->cv, NULL);
-        tid = calloc(threads, sizeof *tid);
+        tid = rbf__calloc(threads, sizeof *tid);
         if (!tid)
             rc = RBF_ENOMEM;
         sh->running = threads;
@@ -510,7 +511,7 @@ int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
         pthread_mutex_unlock(&sh->mu);
         for (unsigned i = 0; i < started; i++)
             pthread_join(tid[i], NULL);
-        free(tid);
+        rbf__free(tid);
         pthread_mutex_destroy(&sh->mu);
         pthread_cond_destroy(&sh->cv);
         if (atomic_load(&sh->error))
@@ -521,16 +522,16 @@ int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
     rbf__sim_alias_free(&sh->zipf);
     rbf__sim_trace_free(&sh->trace);
     if (rc != RBF_OK) {
-        free(sh->counts);
-        free(sh);
-        free(out->epoch_rates);
+        rbf__free(sh->counts);
+        rbf__free(sh);
+        rbf__free(out->epoch_rates);
         memset(out, 0, sizeof *out);
         return rc;
     }
     out->epochs = cfg->epochs;
     out->epoch_counts = sh->counts;
     out->threads = started ? started : 1;
-    free(sh);
+    rbf__free(sh);
     summarise(out);
     out->elapsed_seconds = now_seconds() - t0;
     return RBF_OK;
@@ -540,8 +541,8 @@ void rbf_sim_result_free(rbf_sim_result *r)
 {
     if (!r)
         return;
-    free(r->epoch_counts);
-    free(r->epoch_rates);
+    rbf__free(r->epoch_counts);
+    rbf__free(r->epoch_rates);
     memset(r, 0, sizeof *r);
 }
 
@@ -558,12 +559,12 @@ int rbf_sim_sequence(const rbf_sim_config *cfg, const uint64_t *hashes, size_t n
         return rc;
     if (cfg->oracle && cfg->filter.messages == 0)
         return RBF_EINVAL;
-    uint32_t *ids = malloc((n ? n : 1) * sizeof *ids);
+    uint32_t *ids = rbf__malloc((n ? n : 1) * sizeof *ids);
     uint64_t distinct = 0;
     if (!ids)
         return RBF_ENOMEM;
     rc = rbf__sim_dense_ids(hashes, n, ids, NULL, &distinct);
-    uint64_t *state = rc == RBF_OK ? calloc((size_t)distinct + 1, sizeof *state) : NULL;
+    uint64_t *state = rc == RBF_OK ? rbf__calloc((size_t)distinct + 1, sizeof *state) : NULL;
     sim_epoch e;
     if (rc == RBF_OK && !state)
         rc = RBF_ENOMEM;
@@ -578,8 +579,8 @@ int rbf_sim_sequence(const rbf_sim_config *cfg, const uint64_t *hashes, size_t n
         *counts = e.c;
         rbf_free(e.f);
     }
-    free(state);
-    free(ids);
+    rbf__free(state);
+    rbf__free(ids);
     return rc;
 }
 
