@@ -120,7 +120,7 @@ int bench_sim_main(int argc, char **argv)
         int rc = rbf_sim_run(&cfg, &res);
         double dt = cli_cpu_seconds() - t0;
         if (rc != RBF_OK)
-            return cli_fail(CMD, "%s", rbf_sim_strerror(rc));
+            return cli_fail(CMD, "%s", rbf_strerror(rc));
         double rate = (double)res.total.arrivals / dt;
         if (rate > best) {
             best = rate;

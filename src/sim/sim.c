@@ -20,6 +20,15 @@
 
 /* ---- configuration */
 
+/* 1 if the n reserved words are all zero (the ABI policy of rbf_base.h). */
+static int reserved_zero(const uint64_t *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (r[i])
+            return 0;
+    return 1;
+}
+
 void rbf_sim_config_init(rbf_sim_config *cfg)
 {
     if (!cfg)
@@ -49,7 +58,11 @@ int rbf_sim_config_check(const rbf_sim_config *cfg, const char **why)
         return rc;
     }
     const rbf_sim_workload *wl = &cfg->workload;
-    if (cfg->oracle && cfg->filter.messages == 0)
+    if (!reserved_zero(cfg->reserved_, sizeof cfg->reserved_ / sizeof cfg->reserved_[0]) ||
+        !reserved_zero(wl->reserved_, sizeof wl->reserved_ / sizeof wl->reserved_[0]))
+        w = "a field this version of the library does not know is set (fill the "
+            "configuration with rbf_sim_config_init first)";
+    else if (cfg->oracle && cfg->filter.messages == 0)
         w = "the oracle policy needs messages (N-bounded)";
     else if (cfg->epochs == 0)
         w = "epochs must be at least 1";
@@ -74,15 +87,6 @@ done:
     if (why)
         *why = w;
     return w ? RBF_EINVAL : RBF_OK;
-}
-
-const char *rbf_sim_strerror(int code)
-{
-    switch (code) {
-    case RBF_SIM_ECANCELED: return "cancelled";
-    case RBF_SIM_ENOMODEL: return "no model for this configuration";
-    default: return rbf_strerror(code);
-    }
 }
 
 /* ---- one epoch's bookkeeping
@@ -260,7 +264,7 @@ static void run_trace(sim_epoch *ep, const sim_trace *tr, uint64_t *state, uint6
     *ep = e;
 }
 
-/* Run epoch `ep` completely.  Returns RBF_OK, an error or RBF_SIM_ECANCELED. */
+/* Run epoch `ep` completely.  Returns RBF_OK, an error or RBF_ECANCELED. */
 static int run_epoch(sim_shared *sh, uint64_t ep)
 {
     const rbf_sim_config *cfg = sh->cfg;
@@ -325,7 +329,7 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
         pos += n;
         atomic_fetch_add_explicit(&sh->done, n, memory_order_relaxed);
         if (atomic_load_explicit(&sh->cancel, memory_order_relaxed)) {
-            rc = RBF_SIM_ECANCELED;
+            rc = RBF_ECANCELED;
             break;
         }
     }
@@ -350,7 +354,7 @@ static void *worker(void *arg)
         int rc = run_epoch(sh, ep);
         if (rc != RBF_OK) {
             int expected = 0;
-            if (rc != RBF_SIM_ECANCELED)
+            if (rc != RBF_ECANCELED)
                 atomic_compare_exchange_strong(&sh->error, &expected, rc);
             atomic_store(&sh->cancel, 1);
             break;
@@ -517,7 +521,7 @@ int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
         if (atomic_load(&sh->error))
             rc = atomic_load(&sh->error);
         else if (atomic_load(&sh->cancel))
-            rc = RBF_SIM_ECANCELED;
+            rc = RBF_ECANCELED;
     }
     rbf__sim_alias_free(&sh->zipf);
     rbf__sim_trace_free(&sh->trace);
@@ -617,7 +621,7 @@ int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name)
         rc = rbf_model_nbounded(&p, fc->messages, &r);
         v = cfg->oracle ? r.exact_oracle : r.exact_real;
     } else {
-        rc = RBF_SIM_ENOMODEL;
+        rc = RBF_ENOMODEL;
     }
     if (name)
         *name = nm;
