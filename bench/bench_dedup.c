@@ -26,17 +26,12 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "cli.h"
+#include "cli_util.h"
+#include "rbf_base.h"
 
 #define BCMD "bench dedup"
 
-static uint64_t sm64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+static uint64_t sm64(uint64_t *s) { return rbf_splitmix64(s); }
 
 /* Write the input file.  Returns 0 or -1 (errno set). */
 static int make_input(const char *path, uint64_t lines, uint64_t distinct)

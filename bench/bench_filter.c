@@ -53,7 +53,7 @@
 #endif
 
 #include "bench.h"
-#include "cli.h"
+#include "cli_util.h"
 #include "rbf.h"
 
 #ifdef RBF_HAVE_LIBBLOOM
@@ -72,14 +72,9 @@
 /* ---- keys: counter-based, so that any key of a stream can be regenerated
  * (the "present" queries redraw prefilled keys by index). */
 
-#define GOLDEN 0x9e3779b97f4a7c15ULL
+#define GOLDEN RBF_GOLDEN
 
-static inline uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+static inline uint64_t mix64(uint64_t z) { return rbf_splitmix64_mix(z); }
 
 /* Key number j of stream `stream` (16 bytes). */
 static inline void make_key(uint8_t *out, uint64_t stream, uint64_t j)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "cli.h"
+#include "cli_util.h"
 
 static const struct {
     const char *name;

@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "bench.h"
-#include "cli.h"
+#include "cli_util.h"
 #include "rbf_model.h"
 
 static const char *const CMD = "bench";

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "bench.h"
-#include "cli.h"
+#include "cli_util.h"
 #include "rbf_sim.h"
 
 static const char *const CMD = "bench sim";
@@ -48,11 +48,7 @@ static double bare_loop(unsigned k, uint64_t sigma, uint64_t n, uint64_t *sink)
         return 0;
     uint64_t pool[1000], x = 0x1234567;
     for (int i = 0; i < 1000; i++) {
-        x += 0x9e3779b97f4a7c15ULL;
-        uint64_t z = x;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        pool[i] = z ^ (z >> 31);
+        pool[i] = rbf_splitmix64(&x);
     }
     uint64_t s = 88172645463325252ULL, fresh = 0;
     double t0 = cli_cpu_seconds();
@@ -124,7 +120,7 @@ int bench_sim_main(int argc, char **argv)
         int rc = rbf_sim_run(&cfg, &res);
         double dt = cli_cpu_seconds() - t0;
         if (rc != RBF_OK)
-            return cli_fail(CMD, "%s", rbf_sim_strerror(rc));
+            return cli_fail(CMD, "%s", rbf_strerror(rc));
         double rate = (double)res.total.arrivals / dt;
         if (rate > best) {
             best = rate;

@@ -1,6 +1,7 @@
 /*
  * fuzz_cli.c -- libFuzzer harness for the rbf command line: the subcommand
- * table of src/cli/main.c and the option parsers of the subcommands.
+ * table of src/cli/cli_main.c (through its entry point rbf_cli_main) and
+ * the option parsers of the subcommands.
  *
  * The input is split at NUL bytes and newlines into up to 24 arguments.  The
  * first byte picks the command (model, plan, simulate, or a bare top-level
@@ -17,10 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define main rbf_cli_main
-int rbf_cli_main(int argc, char **argv);
-#include "../src/cli/main.c"
-#undef main
+#include "cli.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

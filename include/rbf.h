@@ -32,6 +32,9 @@
  *
  * Conventions: functions return 0 (or a documented non-negative value) on
  * success and a negative RBF_E* code on failure; rbf_strerror() names it.
+ * The version, status codes, the hashing and recycling enums, the
+ * allocator hook and the ABI policy (how rbf_config and rbf_stats grow)
+ * are in rbf_base.h, included here.
  * The library never prints, exits or aborts.  An rbf handle is not
  * thread-safe: use one per thread or lock around it; rbf_contains* on a
  * handle that no thread modifies may run concurrently.
@@ -42,39 +45,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rbf_base.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define RBF_VERSION_MAJOR 1
-#define RBF_VERSION_MINOR 0
-#define RBF_VERSION_PATCH 0
-#define RBF_VERSION_STRING "1.0.0"
-
-#if defined(_WIN32)
-#define RBF_API
-#elif defined(__GNUC__)
-#define RBF_API __attribute__((visibility("default")))
-#else
-#define RBF_API
-#endif
-
-/* Status codes: 0 is success, errors are negative. */
-enum {
-    RBF_OK = 0,
-    RBF_EINVAL = -1,   /* invalid argument or configuration */
-    RBF_ENOMEM = -2,   /* out of memory, or a size that cannot be allocated */
-    RBF_EIO = -3,      /* a system call on a file failed (errno is kept) */
-    RBF_EFORMAT = -4,  /* not an rbf file, or an unsupported version */
-    RBF_ECORRUPT = -5, /* an rbf file that is truncated or damaged */
-    RBF_ERANGE = -6    /* a number out of its valid range */
-};
-
-/* Largest k accepted.  More hashes than this never helps a Bloom filter. */
-#define RBF_MAX_HASHES 256u
-
-typedef enum { RBF_COLLIDING = 0, RBF_NON_COLLIDING = 1 } rbf_hashing;
-typedef enum { RBF_NON_RETAINING = 0, RBF_RETAINING = 1 } rbf_recycle_mode;
 
 /* Filter configuration.  Initialise with rbf_config_init(), then set
  * `bits`, `hashes` and exactly one of `sigma` / `messages`. */
@@ -88,6 +63,7 @@ typedef struct rbf_config {
     unsigned phases;          /* 1 (default) or 2 */
     uint64_t seed;            /* hash key: rbf_config_init draws one from the OS;
                                  set it yourself for reproducible positions */
+    uint64_t reserved_[8];    /* zero: room for new fields (rbf_base.h) */
 } rbf_config;
 
 /* Counters of a filter.  All counts are since rbf_new()/rbf_load(). */
@@ -100,20 +76,16 @@ typedef struct rbf_stats {
     uint64_t inserts;         /* rbf_insert* calls */
     uint64_t reported_new;    /* of those, reported new (returned 1) */
     uint64_t seed;            /* the hash key in use */
+    uint64_t reserved_[8];    /* written as zero: room for new counters (rbf_base.h) */
 } rbf_stats;
 
 /* Opaque filter handle. */
 typedef struct rbf rbf;
 
-/* Version of the library actually linked, e.g. "1.0.0". */
-RBF_API const char *rbf_version(void);
-
-/* A static English description of status code `code`; never NULL. */
-RBF_API const char *rbf_strerror(int code);
-
 /* Fill `cfg` with defaults: colliding, non-retaining, one phase, a random
  * seed from the operating system (getrandom), and zero
- * bits/hashes/sigma/messages, which the caller must set.  A known seed lets
+ * bits/hashes/sigma/messages, which the caller must set.  Every field,
+ * reserved words included, is written: call it before setting fields.  A known seed lets
  * whoever knows it choose messages that collide or fill the filter fast:
  * keep the random one unless you need reproducible runs. */
 RBF_API void rbf_config_init(rbf_config *cfg);
@@ -121,7 +93,8 @@ RBF_API void rbf_config_init(rbf_config *cfg);
 /* Check a configuration without allocating.  Returns RBF_OK or RBF_EINVAL
  * (bits == 0, hashes == 0 or > RBF_MAX_HASHES, both or neither of
  * sigma/messages, sigma < hashes or sigma >= bits per filter, phases not 1
- * or 2, non-colliding with hashes > bits per filter, an unknown enum) or
+ * or 2, non-colliding with hashes > bits per filter, an unknown enum, a
+ * non-zero reserved word) or
  * RBF_ENOMEM (bits too large to address).  If `why` is not NULL it receives
  * a static string saying what is wrong, or NULL on success. */
 RBF_API int rbf_config_check(const rbf_config *cfg, const char **why);

@@ -29,8 +29,10 @@
  * seed, never on the thread count.  Results give per-epoch rates and their
  * mean with a 99% Student-t confidence interval across epochs.
  *
- * Conventions as in rbf.h: 0 on success, negative RBF_E* codes (or the two
- * RBF_SIM_E* codes below) on failure; the simulator never prints.
+ * Conventions as in rbf.h: 0 on success, negative RBF_E* codes (rbf_base.h;
+ * rbf_strerror names them) on failure; the simulator never prints.  Public
+ * structs follow the ABI policy of rbf_base.h: reserved words at the end,
+ * zeroed by rbf_sim_config_init, refused when non-zero by the checks.
  */
 #ifndef RBF_SIM_H
 #define RBF_SIM_H
@@ -43,12 +45,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Status codes beyond rbf.h's (same numbering space). */
-enum {
-    RBF_SIM_ECANCELED = -7, /* the progress callback asked to stop */
-    RBF_SIM_ENOMODEL = -8   /* no model exists for this configuration (rbf_sim_model) */
-};
 
 /* ---- workloads */
 
@@ -68,6 +64,7 @@ typedef struct rbf_sim_workload {
     double new_fraction;  /* FADING: R in (0, 1] */
     double lifetime;      /* FADING: L > 0, in arrivals */
     const char *trace_path; /* TRACE: file, one message per line (not owned) */
+    uint64_t reserved_[4]; /* zero: room for new fields (rbf_base.h) */
 } rbf_sim_workload;
 
 /* Parse a workload spec: "uniform:P", "zipf:P:S", "fading:R:L" or
@@ -82,7 +79,7 @@ RBF_API int rbf_sim_workload_parse(const char *spec, rbf_sim_workload *out, cons
 /* Progress callback: `done` of `total` arrivals (all epochs, warm-up
  * included).  Called from the thread that called rbf_sim_run, a few times a
  * second; return nonzero to cancel (rbf_sim_run then returns
- * RBF_SIM_ECANCELED).  Same signature as rbf_model_progress_fn. */
+ * RBF_ECANCELED).  Same signature as rbf_model_progress_fn. */
 typedef int (*rbf_sim_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
 typedef struct rbf_sim_config {
@@ -103,6 +100,7 @@ typedef struct rbf_sim_config {
     unsigned threads;  /* worker threads; 0 = the online processors */
     rbf_sim_progress_fn progress; /* may be NULL */
     void *progress_ctx;
+    uint64_t reserved_[8]; /* zero: room for new fields (rbf_base.h) */
 } rbf_sim_config;
 
 /* Defaults: the paper's setup (section V-A) except the filter's k and
@@ -129,6 +127,7 @@ typedef struct rbf_sim_counts {
     uint64_t false_negatives; /* repeats reported new */
     uint64_t cycles;          /* recycles of the filter */
     uint64_t anomalies;       /* held messages reported new: a filter bug, always 0 */
+    uint64_t reserved_[4]; /* zero: room for new fields (rbf_base.h) */
 } rbf_sim_counts;
 
 /* Rates of one epoch.  A rate with a zero denominator is 0. */
@@ -138,6 +137,7 @@ typedef struct rbf_sim_rates {
     double fp_each;            /* count-each: fp_each / arrivals */
     double fn;                 /* false_negatives / repeats */
     double messages_per_cycle; /* new_arrivals / cycles (0 if no recycle) */
+    uint64_t reserved_[4]; /* zero: room for new fields (rbf_base.h) */
 } rbf_sim_rates;
 
 /* A rate across epochs: mean, sample standard deviation and the 99%
@@ -148,6 +148,7 @@ typedef struct rbf_sim_stat {
     double stddev;
     double ci_low, ci_high; /* mean -/+ t(0.995, n-1) stddev / sqrt(n) */
     int has_ci;
+    uint64_t reserved_[2]; /* zero: room for new fields (rbf_base.h) */
 } rbf_sim_stat;
 
 typedef struct rbf_sim_result {
@@ -158,11 +159,12 @@ typedef struct rbf_sim_result {
     rbf_sim_stat fp, fp_first, fp_each, fn, messages_per_cycle;
     unsigned threads;       /* worker threads actually used */
     double elapsed_seconds; /* wall time of rbf_sim_run */
+    uint64_t reserved_[8]; /* zero: room for new fields (rbf_base.h) */
 } rbf_sim_result;
 
 /* Run the simulation.  On success returns RBF_OK and fills *out (release
  * with rbf_sim_result_free).  Errors: RBF_EINVAL (bad configuration),
- * RBF_ENOMEM, RBF_EIO (trace file unreadable; errno kept), RBF_SIM_ECANCELED.
+ * RBF_ENOMEM, RBF_EIO (trace file unreadable; errno kept), RBF_ECANCELED.
  * On failure *out holds nothing to free (it is zeroed). */
 RBF_API int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out);
 
@@ -192,12 +194,9 @@ RBF_API int rbf_sim_sequence(const rbf_sim_config *cfg, const uint64_t *hashes, 
  * oracle N-bounded exact_oracle, real-user N-bounded exact_real.  Stores the
  * rate in *fp and, if `name` is not NULL, a static name ("f_sigma^1",
  * "f_sigma^2", "exact_oracle", "exact_real").  Returns RBF_OK,
- * RBF_SIM_ENOMODEL (no model for this case, e.g. two-phase N-bounded) or
+ * RBF_ENOMODEL (no model for this case, e.g. two-phase N-bounded) or
  * the model's error (e.g. RBF_EINVAL while a model is not implemented). */
 RBF_API int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name);
-
-/* As rbf_strerror, also naming RBF_SIM_ECANCELED and RBF_SIM_ENOMODEL. */
-RBF_API const char *rbf_sim_strerror(int code);
 
 #ifdef __cplusplus
 }

@@ -308,7 +308,7 @@ static int model_compute(const rbf_config *c, atomic_int *cancel, double *fp, do
     p.bits = c->phases == 2 ? c->bits / 2 : c->bits;
     if (c->sigma && c->phases == 1) {
         rbf_model_sigma_result r;
-        if (rbf_model_sigma(&p, c->sigma, &r) != RBF_MODEL_OK)
+        if (rbf_model_sigma(&p, c->sigma, &r) != RBF_OK)
             return RR_MODEL_NONE;
         *fp = r.fp;
         *mpc = r.expected_messages;
@@ -316,7 +316,7 @@ static int model_compute(const rbf_config *c, atomic_int *cancel, double *fp, do
     }
     if (c->sigma) {
         rbf_model_two_phase_result r;
-        if (rbf_model_two_phase(&p, c->sigma, &r) != RBF_MODEL_OK)
+        if (rbf_model_two_phase(&p, c->sigma, &r) != RBF_OK)
             return RR_MODEL_NONE;
         *fp = r.fp;
         *mpc = r.expected_messages;
@@ -329,7 +329,7 @@ static int model_compute(const rbf_config *c, atomic_int *cancel, double *fp, do
     }
     p.retaining = 0;
     rbf_model_n_result r;
-    if (rbf_model_nbounded(&p, c->messages, &r) != RBF_MODEL_OK)
+    if (rbf_model_nbounded(&p, c->messages, &r) != RBF_OK)
         return RR_MODEL_NONE;
     *fp = r.exact_real;
     return RR_MODEL_READY;
@@ -667,11 +667,11 @@ static void plan_run(const rr_req *q, plan_out *o)
     else
         rc = rbf_plan_memory(bits, q->eps, &po, &pl);
     o->err = NULL;
-    if (rc == RBF_MODEL_ENOMEM) {
+    if (rc == RBF_ENOMEM) {
         o->err = "ERR out of memory while planning";
         return;
     }
-    if (rc != RBF_MODEL_OK) {
+    if (rc != RBF_OK) {
         o->err = q->capacity ? "ERR no filter holds CAPACITY at this ERROR_RATE (planner refused)"
                              : "ERR MEMORY is too small to plan a filter";
         return;
@@ -1691,10 +1691,20 @@ static void *hook_malloc(void *ctx, size_t n)
     (void)ctx;
     return RedisModule_TryAlloc(n ? n : 1);
 }
+/* RedisModule_Realloc panics on failure; the hook must return NULL and
+ * leave the block alone, so: a new block, copy, free. */
 static void *hook_realloc(void *ctx, void *p, size_t n)
 {
     (void)ctx;
-    return RedisModule_Realloc(p, n);
+    if (!p)
+        return RedisModule_TryAlloc(n ? n : 1);
+    void *q = RedisModule_TryAlloc(n ? n : 1);
+    if (!q)
+        return NULL;
+    size_t old = RedisModule_MallocSize(p);
+    memcpy(q, p, old < n ? old : n);
+    RedisModule_Free(p);
+    return q;
 }
 static void hook_free(void *ctx, void *p)
 {

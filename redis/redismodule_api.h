@@ -95,6 +95,7 @@ typedef struct RedisModuleTypeMethods {
     X(void *, Calloc, (size_t nmemb, size_t size)) \
     X(void *, Realloc, (void *ptr, size_t bytes)) \
     X(void, Free, (void *ptr)) \
+    X(size_t, MallocSize, (void *ptr)) \
     X(void, Log, (RedisModuleCtx *ctx, const char *level, const char *fmt, ...)) \
     X(int, GetContextFlags, (RedisModuleCtx *ctx)) \
     X(RedisModuleKey *, OpenKey, (RedisModuleCtx *ctx, RedisModuleString *keyname, int mode)) \

@@ -1,21 +1,12 @@
 /*
  * cli.h -- shared pieces of the rbf command-line tool.
- *
- * Exit statuses: 0 success, 1 runtime failure, 2 usage error.  A usage error
- * prints ONE line on stderr naming the bad option and pointing at --help.
- * --help prints to stdout and exits 0.  stdout is checked (ferror/fflush)
- * before exit so a full disk is an error, not a silent loss.
+ * The option, output and progress helpers are the util module's
+ * (src/util/cli_util.h).
  */
 #ifndef RBF_CLI_H
 #define RBF_CLI_H
 
-#include <getopt.h>
-#include <stdint.h>
-#include <stdio.h>
-
-#define CLI_EXIT_OK 0
-#define CLI_EXIT_FAIL 1
-#define CLI_EXIT_USAGE 2
+#include "cli_util.h"
 
 /* One subcommand: `rbf NAME ...` calls run(argc, argv) with argv[0] = NAME. */
 typedef struct cli_command {
@@ -24,6 +15,10 @@ typedef struct cli_command {
     int (*run)(int argc, char **argv);
 } cli_command;
 
+/* The whole command line: `rbf ARGS...`, returning the exit status
+ * (cli_main.c).  main() calls it; so does the fuzz harness. */
+int rbf_cli_main(int argc, char **argv);
+
 /* The subcommands (one file each: cmd_NAME.c). */
 int cmd_model(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
@@ -31,105 +26,5 @@ int cmd_simulate(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv);
 int cmd_dedup(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
-
-/* ---- usage errors: print "rbf CMD: MESSAGE (try 'rbf CMD --help')" on
- * stderr and return CLI_EXIT_USAGE, so handlers can `return cli_usage(...)`. */
-int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Runtime failure: "rbf CMD: MESSAGE" on stderr ("rbf: MESSAGE" when cmd
- * is NULL), returns CLI_EXIT_FAIL. */
-int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Report what getopt_long found wrong (unknown option, missing value) as a
- * usage error.  Call with opterr = 0 when getopt_long returns '?' or ':'.
- * `argv` and the index of the failing argument are used to name it. */
-int cli_bad_option(const char *cmd, int argc, char **argv, const struct option *longopts);
-
-/* Reset getopt state before parsing a subcommand's arguments. */
-void cli_getopt_reset(void);
-
-/* ---- numbers.  All return 0 on success or -1 with *err set to a static
- * description ("not a number", "out of range", ...). */
-
-/* Unsigned count with optional suffix: k/K M G T P E (x10^3n) or
- * Ki Mi Gi Ti Pi Ei (x2^10n).  Decimal fractions are accepted when the
- * result is a whole number ("1.5k" = 1500).  No sign, no overflow. */
-int cli_parse_count(const char *s, uint64_t *out, const char **err);
-
-/* Memory size in BYTES: a count as above, optionally followed by "B"
- * ("64MiB", "1GB", "512KiB", "4096", "64M").  K is accepted for k. */
-int cli_parse_bytes(const char *s, uint64_t *out, const char **err);
-
-/* Unsigned integer within [lo, hi] (no suffixes). */
-int cli_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out, const char **err);
-
-/* Finite double within the open interval (lo, hi) or closed when the
- * inclusive flag is set. */
-int cli_parse_double(const char *s, double lo, double hi, int lo_incl, int hi_incl, double *out,
-                     const char **err);
-
-/* Enumerations used by several commands. */
-int cli_parse_hashing(const char *s, int *non_colliding);   /* colliding|non-colliding */
-int cli_parse_recycle(const char *s, int *retaining);       /* non-retaining|retaining */
-
-/* ---- option values, for getopt_long case bodies.  Each parses ARG, stores
- * the value and returns CLI_EXIT_OK, or prints a usage error with the
- * wording below and returns CLI_EXIT_USAGE, so a case body reads
- *     if ((rc = cli_opt_hashing(CMD, optarg, &nc))) return rc;
- * OPT is the option as the user writes it ("--bits"). */
-
-/* A count (cli_parse_count) of at least MIN: "OPT: <why>" or
- * "OPT: must be at least MIN" (MIN 0: any count). */
-int cli_opt_count(const char *cmd, const char *opt, const char *arg, uint64_t min, uint64_t *out);
-
-/* An integer in [LO, HI] (cli_parse_uint): "OPT: <why> (LO to HI)". */
-int cli_opt_uint(const char *cmd, const char *opt, const char *arg, uint64_t lo, uint64_t hi,
-                 uint64_t *out);
-
-/* --hashing colliding|non-colliding: "--hashing: 'ARG' is not colliding or non-colliding". */
-int cli_opt_hashing(const char *cmd, const char *arg, int *non_colliding);
-
-/* --recycle non-retaining|retaining: "--recycle: 'ARG' is not non-retaining or retaining". */
-int cli_opt_recycle(const char *cmd, const char *arg, int *retaining);
-
-/* --phases 1|2: "--phases: must be 1 or 2". */
-int cli_opt_phases(const char *cmd, const char *arg, unsigned *phases);
-
-/* The words those options take, for output: "colliding"/"non-colliding",
- * "non-retaining"/"retaining". */
-const char *cli_hashing_name(int non_colliding);
-const char *cli_recycle_name(int retaining);
-
-/* After the options: "unexpected argument 'WORD'" if any operand is left
- * (argv[optind]), else CLI_EXIT_OK. */
-int cli_no_operands(const char *cmd, int argc, char **argv);
-
-/* ---- output */
-
-/* Flush stdout and check it (cmd NULL for the top level): returns CLI_EXIT_OK, or prints an error and
- * returns CLI_EXIT_FAIL if anything written to stdout was lost.  A closed
- * pipe (EPIPE) returns CLI_EXIT_OK quietly. */
-int cli_finish_stdout(const char *cmd);
-
-/* A double in JSON: shortest round-trip form ("%.17g" trimmed), finite. */
-void cli_json_double(FILE *fp, double v);
-
-/* A JSON string with escapes. */
-void cli_json_string(FILE *fp, const char *s);
-
-/* ---- clocks: monotonic wall time, and CPU time of the whole process (for
- * measurements on a machine shared with other work), in seconds */
-double cli_wall_seconds(void);
-double cli_cpu_seconds(void);
-
-/* ---- progress on stderr, only when stderr is a terminal and the work is
- * long.  cli_progress_begin(label, total); cli_progress_update(done) as
- * often as you like (it redraws at most ~10 times a second);
- * cli_progress_end() clears the line.  Suitable as an
- * rbf_model_progress_fn via cli_progress_cb. */
-void cli_progress_begin(const char *label, uint64_t total);
-void cli_progress_update(uint64_t done);
-void cli_progress_end(void);
-int cli_progress_cb(void *ctx, uint64_t done, uint64_t total);
 
 #endif

@@ -217,11 +217,11 @@ static void print_text(const rbf_sim_config *cfg, const char *wspec, const rbf_s
                              : model >= r->fp.ci_low && model <= r->fp.ci_high ? "yes"
                                                                                 : "NO";
         printf("  model %-16s %-14.6g inside the 99%% interval: %s\n", model_name, model, inside);
-    } else if (model_rc == RBF_SIM_ENOMODEL) {
+    } else if (model_rc == RBF_ENOMODEL) {
         printf("  model                  none for this configuration\n");
     } else {
         printf("  model %-16s unavailable (%s)\n", model_name ? model_name : "",
-               rbf_sim_strerror(model_rc));
+               rbf_strerror(model_rc));
     }
     const rbf_sim_counts *c = &r->total;
     printf("\n  arrivals %llu, new %llu, false positives %llu, repeats %llu, false negatives "
@@ -363,7 +363,7 @@ int cmd_simulate(int argc, char **argv)
         return cli_fail(CMD, "trace '%s' is empty or has too many distinct lines",
                         cfg.workload.trace_path);
     if (rc != RBF_OK)
-        return cli_fail(CMD, "%s", rbf_sim_strerror(rc));
+        return cli_fail(CMD, "%s", rbf_strerror(rc));
     if (r.total.anomalies)
         fprintf(stderr, "rbf simulate: warning: %llu held messages were reported new "
                         "(a filter bug)\n",

@@ -15,7 +15,7 @@
 
 #include <gsl/gsl_cdf.h>
 
-#include "cli.h"
+#include "cli_util.h"
 #include "rbf.h"
 #include "reproduce_common.h"
 

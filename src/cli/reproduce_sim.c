@@ -15,7 +15,7 @@
 
 #include <gsl/gsl_cdf.h>
 
-#include "cli.h"
+#include "cli_util.h"
 #include "rbf_model.h"
 #include "rbf_sim.h"
 #include "reproduce_common.h"
@@ -56,7 +56,7 @@ static int run_jobs(repro_ctx *c, const char *label, sim_job *jobs, size_t n)
                          (unsigned long long)jobs[i].cfg.filter.bits, jobs[i].cfg.filter.hashes,
                          (unsigned long long)jobs[i].cfg.filter.sigma,
                          (unsigned long long)jobs[i].cfg.filter.messages,
-                         jobs[i].cfg.filter.phases, rbf_sim_strerror(jobs[i].rc),
+                         jobs[i].cfg.filter.phases, rbf_strerror(jobs[i].rc),
                          why ? ": " : "", why ? why : "");
                 break;
             }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli_util.h"
 #include "rbf_model.h"
 #include "reproduce_common.h"
 

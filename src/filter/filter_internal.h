@@ -1,6 +1,18 @@
 /*
- * filter_internal.h -- the filter's representation, shared by the files of
- * src/filter/ only.  Nothing here is public API.
+ * filter_internal.h -- the filter's representation and the pieces its files
+ * share.  Nothing here is public API.
+ *
+ * The filter module's files, by concern:
+ *   lifecycle.c      configuration, creation, recycling, statistics
+ *   positions.c      the keyed hash and the k positions (scalar, the reference)
+ *   avx512.h         positions eight at a time (AVX-512), bit-identical
+ *   bits.h           bit-array primitives (test, set and count)
+ *   insert.h/.c      test-and-insert and membership, one message at a time
+ *   insert_avx512.c  the same on AVX-512: gathers, one function per k
+ *   batch.c          the prefetching pipeline of the batch calls
+ *   io.c             save and load
+ * Memory (cache-line aligned arrays, huge pages) is the base module's
+ * (src/base/alloc.c).
  */
 #ifndef RBF_FILTER_INTERNAL_H
 #define RBF_FILTER_INTERNAL_H
@@ -36,7 +48,34 @@ struct rbf {
 #define RBF_SIMD_VEC 1u
 #define RBF_SIMD_GATHER 2u
 
-/* The k positions of `hash` (see rbf.h), into pos[0..k-1]. */
+#if defined(__GNUC__)
+#define RBF_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RBF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RBF_NOINLINE __attribute__((noinline))
+#define RBF_ALWAYS_INLINE __attribute__((always_inline))
+/* flatten: inline everything a function calls, so that XXH3's short-key
+ * code is compiled into the insertion (GCC and clang). */
+#define RBF_FLATTEN __attribute__((flatten))
+#else
+#define RBF_ALWAYS_INLINE
+#define RBF_LIKELY(x) (x)
+#define RBF_UNLIKELY(x) (x)
+#define RBF_NOINLINE
+#define RBF_FLATTEN
+#endif
+
+/* Room for the positions of one message on the fast paths: k rounded up to
+ * a whole number of eight-lane vectors. */
+#define POS_CAP(k) (((k) + 7u) & ~7u)
+
+/* Bits per filter of a configuration: M, or floor(M/2) for two-phase. */
+static inline uint64_t rbf__bits_per_filter(const rbf_config *cfg)
+{
+    return cfg->phases == 2 ? cfg->bits / 2 : cfg->bits;
+}
+
+/* The k positions of `hash` (see rbf.h), into pos[0..k-1]: the scalar
+ * reference every other path must equal (positions.c). */
 void rbf__positions(const struct rbf *f, uint64_t hash, uint64_t *pos);
 
 /* The same positions by the path the filter's hot path uses (AVX-512 when
@@ -44,7 +83,15 @@ void rbf__positions(const struct rbf *f, uint64_t hash, uint64_t *pos);
  * entries (those past k are scratch).  For tests. */
 void rbf__positions_fast(const struct rbf *f, uint64_t hash, uint64_t *pos);
 
+/* Which SIMD paths (RBF_SIMD_*) a filter of this configuration and m bits
+ * per filter may use on this processor (positions.c). */
+unsigned rbf__simd_usable(const rbf_config *cfg, uint64_t m);
+
 /* Allocate the bit arrays of a checked configuration (zeroed). */
 int rbf__alloc(const rbf_config *cfg, struct rbf **out);
+
+/* Start a new cycle: one-phase clears the filter; two-phase clears the
+ * frozen filter and swaps the roles (lifecycle.c). */
+void rbf__recycle(struct rbf *f);
 
 #endif

@@ -35,6 +35,7 @@
 
 #include "filter_internal.h"
 #include "rbf.h"
+#include "rbf_alloc.h"
 
 #define RBF_MAGIC "RBFILTR\x1a"
 #define RBF_FORMAT_VERSION 1u
@@ -178,11 +179,11 @@ int rbf_save_buffer(const rbf *f, void *buf, size_t cap)
 /* fsync the directory holding `path`, so the rename itself is durable. */
 static int sync_parent_dir(const char *path)
 {
-    char *copy = strdup(path);
+    char *copy = rbf__strdup(path);
     if (!copy)
         return -1;
     int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(copy);
+    rbf__free(copy);
     if (fd < 0)
         return -1;
     int rc = fsync(fd);
@@ -195,14 +196,14 @@ int rbf_save(const rbf *f, const char *path)
     if (!f || !path || !*path)
         return RBF_EINVAL;
     size_t n = strlen(path);
-    char *tmp = malloc(n + sizeof ".tmp.XXXXXX");
+    char *tmp = rbf__malloc(n + sizeof ".tmp.XXXXXX");
     if (!tmp)
         return RBF_ENOMEM;
     memcpy(tmp, path, n);
     memcpy(tmp + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        free(tmp);
+        rbf__free(tmp);
         return RBF_EIO;
     }
     FILE *fp = fdopen(fd, "wb");
@@ -210,7 +211,7 @@ int rbf_save(const rbf *f, const char *path)
         int e = errno;
         close(fd);
         unlink(tmp);
-        free(tmp);
+        rbf__free(tmp);
         errno = e;
         return RBF_EIO;
     }
@@ -231,11 +232,11 @@ int rbf_save(const rbf *f, const char *path)
     }
     if (rc) {
         unlink(tmp);
-        free(tmp);
+        rbf__free(tmp);
         errno = e;
         return rc;
     }
-    free(tmp);
+    rbf__free(tmp);
     (void)sync_parent_dir(path); /* best effort: the data itself is safe */
     return RBF_OK;
 }

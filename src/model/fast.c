@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "model_internal.h"
+#include "rbf_alloc.h"
 
 int rbf__model_pass_init(model_pass *ps, uint64_t bits, unsigned hashes, int non_colliding)
 {
@@ -32,10 +33,10 @@ int rbf__model_pass_init(model_pass *ps, uint64_t bits, unsigned hashes, int non
     ps->bits = bits;
     ps->hashes = hashes;
     ps->non_colliding = non_colliding;
-    ps->u = calloc(hashes, sizeof *ps->u);
-    ps->v = calloc(hashes, sizeof *ps->v);
-    ps->inv = calloc(hashes, sizeof *ps->inv);
-    ps->x = calloc(hashes, sizeof *ps->x);
+    ps->u = rbf__calloc(hashes, sizeof *ps->u);
+    ps->v = rbf__calloc(hashes, sizeof *ps->v);
+    ps->inv = rbf__calloc(hashes, sizeof *ps->inv);
+    ps->x = rbf__calloc(hashes, sizeof *ps->x);
     if (!ps->u || !ps->v || !ps->inv || !ps->x) {
         rbf__model_pass_free(ps);
         return RBF_MODEL_ENOMEM;
@@ -53,10 +54,10 @@ void rbf__model_pass_free(model_pass *ps)
 {
     if (!ps)
         return;
-    free(ps->u);
-    free(ps->v);
-    free(ps->inv);
-    free(ps->x);
+    rbf__free(ps->u);
+    rbf__free(ps->v);
+    rbf__free(ps->inv);
+    rbf__free(ps->x);
     ps->u = ps->v = ps->inv = ps->x = NULL;
 }
 

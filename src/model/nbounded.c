@@ -21,6 +21,7 @@
 
 #include "model_internal.h"
 #include "nbounded_internal.h"
+#include "rbf_alloc.h"
 
 /* ---- the f_w sequence f_w(0), f_w(1), ... in O(1) per term */
 
@@ -90,11 +91,11 @@ static int bdist_init(bdist *d, uint64_t bits, unsigned hashes, int nc)
     d->hashes = hashes;
     d->nc = nc;
     d->cap = 64 + 2 * (size_t)hashes;
-    d->p = calloc(d->cap, sizeof *d->p);
-    d->aux = calloc(d->cap, sizeof *d->aux);
+    d->p = rbf__calloc(d->cap, sizeof *d->p);
+    d->aux = rbf__calloc(d->cap, sizeof *d->aux);
     if (!d->p || !d->aux) {
-        free(d->p);
-        free(d->aux);
+        rbf__free(d->p);
+        rbf__free(d->aux);
         return RBF_MODEL_ENOMEM;
     }
     d->p[0] = 1.0; /* B_0 = 0 */
@@ -103,8 +104,8 @@ static int bdist_init(bdist *d, uint64_t bits, unsigned hashes, int nc)
 
 static void bdist_free(bdist *d)
 {
-    free(d->p);
-    free(d->aux);
+    rbf__free(d->p);
+    rbf__free(d->aux);
 }
 
 /* Make room for hi + k. */
@@ -114,11 +115,11 @@ static int bdist_reserve(bdist *d)
     if (need <= d->cap)
         return RBF_MODEL_OK;
     size_t nc = d->cap * 2 > need ? d->cap * 2 : need;
-    double *np = realloc(d->p, nc * sizeof *np);
+    double *np = rbf__realloc(d->p, nc * sizeof *np);
     if (!np)
         return RBF_MODEL_ENOMEM;
     d->p = np;
-    double *na = realloc(d->aux, nc * sizeof *na);
+    double *na = rbf__realloc(d->aux, nc * sizeof *na);
     if (!na)
         return RBF_MODEL_ENOMEM;
     d->aux = na;

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "model_internal.h"
+#include "rbf_alloc.h"
 
 typedef struct paper_ctx {
     uint64_t M;
@@ -128,18 +129,18 @@ static double rho_at(rho_iter *it, uint64_t i)
 static int paper_en0(const paper_ctx *c, const rbf_model_params *p, double *en0)
 {
     const unsigned k = c->k;
-    double *row = malloc((k + 1) * sizeof *row);
-    double *ring = calloc(k + 1, sizeof *ring); /* E[N_{b+j}] at ring[(b+j) % (k+1)] */
+    double *row = rbf__malloc((k + 1) * sizeof *row);
+    double *ring = rbf__calloc(k + 1, sizeof *ring); /* E[N_{b+j}] at ring[(b+j) % (k+1)] */
     if (!row || !ring) {
-        free(row);
-        free(ring);
+        rbf__free(row);
+        rbf__free(ring);
         return RBF_MODEL_ENOMEM;
     }
     double en = 0.0;
     for (uint64_t b = c->sigma; b-- > 0;) {
         if ((b & 0xfff) == 0 && model_progress(p, c->sigma - b, 2 * c->sigma + 2)) {
-            free(row);
-            free(ring);
+            rbf__free(row);
+            rbf__free(ring);
             return RBF_MODEL_ECANCELED;
         }
         double back, leave;
@@ -151,8 +152,8 @@ static int paper_en0(const paper_ctx *c, const rbf_model_params *p, double *en0)
         en = acc / leave;
         ring[b % (k + 1)] = en;
     }
-    free(row);
-    free(ring);
+    rbf__free(row);
+    rbf__free(ring);
     *en0 = en;
     return RBF_MODEL_OK;
 }
@@ -163,11 +164,11 @@ static int paper_pi_nonret(const paper_ctx *c, const rbf_model_params *p, double
 {
     const unsigned k = c->k;
     const size_t w = k + 1;
-    double *rows = calloc(w * w, sizeof *rows); /* row of state j at (j % w) */
-    double *pis = calloc(w, sizeof *pis);
+    double *rows = rbf__calloc(w * w, sizeof *rows); /* row of state j at (j % w) */
+    double *pis = rbf__calloc(w, sizeof *pis);
     if (!rows || !pis) {
-        free(rows);
-        free(pis);
+        rbf__free(rows);
+        rbf__free(pis);
         return RBF_MODEL_ENOMEM;
     }
     model_sum sp, spr, sf, sfr;
@@ -178,8 +179,8 @@ static int paper_pi_nonret(const paper_ctx *c, const rbf_model_params *p, double
     rho_iter it = {c, 0.0, 0};
     for (uint64_t i = 0; i <= c->sigma; i++) {
         if ((i & 0xfff) == 0 && i && model_progress(p, c->sigma + i, 2 * c->sigma + 2)) {
-            free(rows);
-            free(pis);
+            rbf__free(rows);
+            rbf__free(pis);
             return RBF_MODEL_ECANCELED;
         }
         double *row = rows + (i % w) * w;
@@ -209,8 +210,8 @@ static int paper_pi_nonret(const paper_ctx *c, const rbf_model_params *p, double
         double den = msum_get(&sf);
         *fp_frozen = den > 0.0 ? model_clamp01(msum_get(&sfr) / den) : 0.0;
     }
-    free(rows);
-    free(pis);
+    rbf__free(rows);
+    rbf__free(pis);
     return RBF_MODEL_OK;
 }
 
@@ -266,16 +267,16 @@ static int paper_pi_ret(const paper_ctx *c, const rbf_model_params *p, double *f
     const size_t rl = nb + 2; /* a pivot row: diag, nb border entries, rhs */
     int rc = RBF_MODEL_ENOMEM;
 
-    double *rows = calloc(w * w, sizeof *rows);   /* tau rows, ring by state */
-    double *piv = calloc(w * rl, sizeof *piv);    /* pivot rows, ring by state */
-    double *fresh = calloc(w, sizeof *fresh);     /* tau(0, d) without threshold */
-    double *bback = calloc(nb + 1, sizeof *bback); /* back prob of states B0..sigma */
-    double *brho = calloc(nb + 1, sizeof *brho);
-    double *bsys = calloc(nb * nb + 1, sizeof *bsys); /* the border block */
-    double *brhs = calloc(nb + 1, sizeof *brhs);
-    double *cur = calloc(rl, sizeof *cur);
-    double *acc1 = calloc(nb + 1, sizeof *acc1);  /* sum_c (-border_c)/d_c */
-    double *accr = calloc(nb + 1, sizeof *accr);  /* sum_c rho(c) (-border_c)/d_c */
+    double *rows = rbf__calloc(w * w, sizeof *rows);   /* tau rows, ring by state */
+    double *piv = rbf__calloc(w * rl, sizeof *piv);    /* pivot rows, ring by state */
+    double *fresh = rbf__calloc(w, sizeof *fresh);     /* tau(0, d) without threshold */
+    double *bback = rbf__calloc(nb + 1, sizeof *bback); /* back prob of states B0..sigma */
+    double *brho = rbf__calloc(nb + 1, sizeof *brho);
+    double *bsys = rbf__calloc(nb * nb + 1, sizeof *bsys); /* the border block */
+    double *brhs = rbf__calloc(nb + 1, sizeof *brhs);
+    double *cur = rbf__calloc(rl, sizeof *cur);
+    double *acc1 = rbf__calloc(nb + 1, sizeof *acc1);  /* sum_c (-border_c)/d_c */
+    double *accr = rbf__calloc(nb + 1, sizeof *accr);  /* sum_c rho(c) (-border_c)/d_c */
     if (!rows || !piv || !fresh || !bback || !brho || !bsys || !brhs || !cur || !acc1 || !accr)
         goto out;
 
@@ -385,16 +386,16 @@ static int paper_pi_ret(const paper_ctx *c, const rbf_model_params *p, double *f
     }
     rc = RBF_MODEL_OK;
 out:
-    free(rows);
-    free(piv);
-    free(fresh);
-    free(bback);
-    free(brho);
-    free(bsys);
-    free(brhs);
-    free(cur);
-    free(acc1);
-    free(accr);
+    rbf__free(rows);
+    rbf__free(piv);
+    rbf__free(fresh);
+    rbf__free(bback);
+    rbf__free(brho);
+    rbf__free(bsys);
+    rbf__free(brhs);
+    rbf__free(cur);
+    rbf__free(acc1);
+    rbf__free(accr);
     return rc;
 }
 

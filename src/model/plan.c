@@ -37,6 +37,7 @@
 
 #include "model_internal.h"
 #include "nbounded_internal.h"
+#include "rbf_alloc.h"
 
 void rbf_plan_options_init(rbf_plan_options *o)
 {
@@ -190,8 +191,8 @@ static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double 
     int rc = rbf__model_pass_init(&ps, M, k, nc);
     if (rc)
         return rc;
-    double *ring = two ? calloc(k + 1, sizeof *ring) : NULL;
-    double *gwin = two ? calloc(k, sizeof *gwin) : NULL;
+    double *ring = two ? rbf__calloc(k + 1, sizeof *ring) : NULL;
+    double *gwin = two ? rbf__calloc(k, sizeof *gwin) : NULL;
     double f1_best = 0.0;
     if (two && (!ring || !gwin)) {
         rc = RBF_MODEL_ENOMEM;
@@ -255,8 +256,8 @@ static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double 
     }
     rc = RBF_MODEL_OK;
 out:
-    free(ring);
-    free(gwin);
+    rbf__free(ring);
+    rbf__free(gwin);
     rbf__model_pass_free(&ps);
     return rc;
 }
@@ -284,7 +285,7 @@ static int plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int t
         *evaluated = 0;
     if (M < 2)
         return RBF_MODEL_OK;
-    kcand *c = calloc(K, sizeof *c);
+    kcand *c = rbf__calloc(K, sizeof *c);
     if (!c)
         return RBF_MODEL_ENOMEM;
     unsigned n = 0;
@@ -325,7 +326,7 @@ static int plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int t
         if (target > 0.0 && out->feasible && out->expected_messages >= target)
             break; /* some k holds the target: that is all the caller asks */
     }
-    free(c);
+    rbf__free(c);
     return rc;
 }
 
@@ -463,7 +464,7 @@ static int plan_nbounded(uint64_t M, double eps, unsigned K, plan_prog *pp, rbf_
     memset(&out->average_n, 0, sizeof out->average_n);
     if (M < 2)
         return RBF_MODEL_OK;
-    kcand *c = calloc(K, sizeof *c);
+    kcand *c = rbf__calloc(K, sizeof *c);
     if (!c)
         return RBF_MODEL_ENOMEM;
     for (unsigned k = 1; k <= K; k++) {
@@ -491,7 +492,7 @@ static int plan_nbounded(uint64_t M, double eps, unsigned K, plan_prog *pp, rbf_
         choose_n(&out->oracle_n, k, no, fo);
         choose_n(&out->average_n, k, na, fa);
     }
-    free(c);
+    rbf__free(c);
     return rc;
 }
 

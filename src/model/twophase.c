@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "model_internal.h"
+#include "rbf_alloc.h"
 
 void rbf__model_step_dist(uint64_t bits, unsigned hashes, int non_colliding, uint64_t i, double *out)
 {
@@ -52,7 +53,7 @@ double rbf__model_frozen_rate(uint64_t bits, unsigned hashes, int non_colliding,
                          uint64_t sigma, const double *gwin)
 {
     const unsigned k = hashes;
-    double *dist = malloc((k + 1) * sizeof *dist);
+    double *dist = rbf__malloc((k + 1) * sizeof *dist);
     if (!dist)
         return -1.0;
     model_sum f, fr;
@@ -76,7 +77,7 @@ double rbf__model_frozen_rate(uint64_t bits, unsigned hashes, int non_colliding,
         msum_add(&f, w);
         msum_add(&fr, w * rbf_model_rho(bits, k, non_colliding, i));
     }
-    free(dist);
+    rbf__free(dist);
     double den = msum_get(&f);
     return den > 0.0 ? model_clamp01(msum_get(&fr) / den) : 0.0;
 }
@@ -99,18 +100,18 @@ int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma, rbf_model_two
         rc = rbf__model_pass_init(&ps, p->bits, k, p->non_colliding);
         if (rc)
             return rc;
-        double *ring = calloc(k, sizeof *ring); /* g_b at b % k */
-        double *gwin = calloc(k, sizeof *gwin);
+        double *ring = rbf__calloc(k, sizeof *ring); /* g_b at b % k */
+        double *gwin = rbf__calloc(k, sizeof *gwin);
         if (!ring || !gwin) {
-            free(ring);
-            free(gwin);
+            rbf__free(ring);
+            rbf__free(gwin);
             rbf__model_pass_free(&ps);
             return RBF_MODEL_ENOMEM;
         }
         for (uint64_t b = 0; b <= sigma; b++) {
             if ((b & 0xffff) == 0 && b && model_progress(p, b, sigma + 1)) {
-                free(ring);
-                free(gwin);
+                rbf__free(ring);
+                rbf__free(gwin);
                 rbf__model_pass_free(&ps);
                 return RBF_MODEL_ECANCELED;
             }
@@ -124,8 +125,8 @@ int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma, rbf_model_two
         f1 = rbf__model_pass_fp(&ps, p->retaining);
         en0 = ps.en0;
         ff = rbf__model_frozen_rate(p->bits, k, p->non_colliding, p->retaining, sigma, gwin);
-        free(ring);
-        free(gwin);
+        rbf__free(ring);
+        rbf__free(gwin);
         rbf__model_pass_free(&ps);
         if (ff < 0.0)
             return RBF_MODEL_ENOMEM;
@@ -154,9 +155,9 @@ int rbf_model_two_phase_curve(const rbf_model_params *p, uint64_t sigma_max,
         return rc;
     /* ring slot i % k: g_i, rho(i) and the tail P(d > m), m = 0..k-1, of
      * the step distribution from i */
-    double *g = calloc(k, sizeof *g), *rh = calloc(k, sizeof *rh);
-    double *tails = calloc((size_t)k * k, sizeof *tails);
-    double *dist = calloc((size_t)k + 1, sizeof *dist);
+    double *g = rbf__calloc(k, sizeof *g), *rh = rbf__calloc(k, sizeof *rh);
+    double *tails = rbf__calloc((size_t)k * k, sizeof *tails);
+    double *dist = rbf__calloc((size_t)k + 1, sizeof *dist);
     if (!g || !rh || !tails || !dist) {
         rc = RBF_MODEL_ENOMEM;
         goto out;
@@ -198,10 +199,10 @@ int rbf_model_two_phase_curve(const rbf_model_params *p, uint64_t sigma_max,
     }
     rc = RBF_MODEL_OK;
 out:
-    free(g);
-    free(rh);
-    free(tails);
-    free(dist);
+    rbf__free(g);
+    rbf__free(rh);
+    rbf__free(tails);
+    rbf__free(dist);
     rbf__model_pass_free(&ps);
     return rc;
 }

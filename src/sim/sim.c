@@ -16,8 +16,18 @@
 
 #include "rbf_model.h"
 #include "sim_internal.h"
+#include "rbf_alloc.h"
 
 /* ---- configuration */
+
+/* 1 if the n reserved words are all zero (the ABI policy of rbf_base.h). */
+static int reserved_zero(const uint64_t *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (r[i])
+            return 0;
+    return 1;
+}
 
 void rbf_sim_config_init(rbf_sim_config *cfg)
 {
@@ -48,7 +58,11 @@ int rbf_sim_config_check(const rbf_sim_config *cfg, const char **why)
         return rc;
     }
     const rbf_sim_workload *wl = &cfg->workload;
-    if (cfg->oracle && cfg->filter.messages == 0)
+    if (!reserved_zero(cfg->reserved_, sizeof cfg->reserved_ / sizeof cfg->reserved_[0]) ||
+        !reserved_zero(wl->reserved_, sizeof wl->reserved_ / sizeof wl->reserved_[0]))
+        w = "a field this version of the library does not know is set (fill the "
+            "configuration with rbf_sim_config_init first)";
+    else if (cfg->oracle && cfg->filter.messages == 0)
         w = "the oracle policy needs messages (N-bounded)";
     else if (cfg->epochs == 0)
         w = "epochs must be at least 1";
@@ -73,15 +87,6 @@ done:
     if (why)
         *why = w;
     return w ? RBF_EINVAL : RBF_OK;
-}
-
-const char *rbf_sim_strerror(int code)
-{
-    switch (code) {
-    case RBF_SIM_ECANCELED: return "cancelled";
-    case RBF_SIM_ENOMODEL: return "no model for this configuration";
-    default: return rbf_strerror(code);
-    }
 }
 
 /* ---- one epoch's bookkeeping
@@ -259,7 +264,7 @@ static void run_trace(sim_epoch *ep, const sim_trace *tr, uint64_t *state, uint6
     *ep = e;
 }
 
-/* Run epoch `ep` completely.  Returns RBF_OK, an error or RBF_SIM_ECANCELED. */
+/* Run epoch `ep` completely.  Returns RBF_OK, an error or RBF_ECANCELED. */
 static int run_epoch(sim_shared *sh, uint64_t ep)
 {
     const rbf_sim_config *cfg = sh->cfg;
@@ -292,17 +297,17 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
         break;
     }
     }
-    uint64_t *state = calloc((size_t)nstate, sizeof *state);
+    uint64_t *state = rbf__calloc((size_t)nstate, sizeof *state);
     uint64_t *hashes = NULL;
     if (state && wl->kind != RBF_SIM_TRACE) {
-        hashes = malloc((size_t)nstate * sizeof *hashes);
+        hashes = rbf__malloc((size_t)nstate * sizeof *hashes);
         if (hashes && wl->kind != RBF_SIM_FADING)
             for (uint64_t i = 0; i < nstate; i++)
                 hashes[i] = sim_rng_next(&rng);
     }
     if (!state || (wl->kind != RBF_SIM_TRACE && !hashes)) {
-        free(state);
-        free(hashes);
+        rbf__free(state);
+        rbf__free(hashes);
         rbf_free(e.f);
         return RBF_ENOMEM;
     }
@@ -324,15 +329,15 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
         pos += n;
         atomic_fetch_add_explicit(&sh->done, n, memory_order_relaxed);
         if (atomic_load_explicit(&sh->cancel, memory_order_relaxed)) {
-            rc = RBF_SIM_ECANCELED;
+            rc = RBF_ECANCELED;
             break;
         }
     }
     if (warm == total) /* nothing counted */
         memset(&e.c, 0, sizeof e.c);
     sh->counts[ep] = e.c;
-    free(state);
-    free(hashes);
+    rbf__free(state);
+    rbf__free(hashes);
     rbf_free(e.f);
     return rc;
 }
@@ -349,7 +354,7 @@ static void *worker(void *arg)
         int rc = run_epoch(sh, ep);
         if (rc != RBF_OK) {
             int expected = 0;
-            if (rc != RBF_SIM_ECANCELED)
+            if (rc != RBF_ECANCELED)
                 atomic_compare_exchange_strong(&sh->error, &expected, rc);
             atomic_store(&sh->cancel, 1);
             break;
@@ -442,7 +447,7 @@ int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
         return rc;
     double t0 = now_seconds();
 
-    sim_shared *sh = calloc(1, sizeof *sh);
+    sim_shared *sh = rbf__calloc(1, sizeof *sh);
     if (!sh)
         return RBF_ENOMEM;
     sh->cfg = cfg;
@@ -451,8 +456,8 @@ int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
         rc = rbf__sim_zipf_init(&sh->zipf, wl->pool, wl->exponent);
     else if (wl->kind == RBF_SIM_TRACE)
         rc = rbf__sim_trace_load(wl->trace_path, &sh->trace);
-    sh->counts = calloc(cfg->epochs, sizeof *sh->counts);
-    out->epoch_rates = calloc(cfg->epochs, sizeof *out->epoch_rates);
+    sh->counts = rbf__calloc(cfg->epochs, sizeof *sh->counts);
+    out->epoch_rates = rbf__calloc(cfg->epochs, sizeof *out->epoch_rates);
     if (rc == RBF_OK && (!sh->counts || !out->epoch_rates))
         rc = RBF_ENOMEM;
 
@@ -472,7 +477,7 @@ int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
     if (rc == RBF_OK) {
         pthread_mutex_init(&sh->mu, NULL);
         pthread_cond_init(&sh->cv, NULL);
-        tid = calloc(threads, sizeof *tid);
+        tid = rbf__calloc(threads, sizeof *tid);
         if (!tid)
             rc = RBF_ENOMEM;
         sh->running = threads;
@@ -510,27 +515,27 @@ int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
         pthread_mutex_unlock(&sh->mu);
         for (unsigned i = 0; i < started; i++)
             pthread_join(tid[i], NULL);
-        free(tid);
+        rbf__free(tid);
         pthread_mutex_destroy(&sh->mu);
         pthread_cond_destroy(&sh->cv);
         if (atomic_load(&sh->error))
             rc = atomic_load(&sh->error);
         else if (atomic_load(&sh->cancel))
-            rc = RBF_SIM_ECANCELED;
+            rc = RBF_ECANCELED;
     }
     rbf__sim_alias_free(&sh->zipf);
     rbf__sim_trace_free(&sh->trace);
     if (rc != RBF_OK) {
-        free(sh->counts);
-        free(sh);
-        free(out->epoch_rates);
+        rbf__free(sh->counts);
+        rbf__free(sh);
+        rbf__free(out->epoch_rates);
         memset(out, 0, sizeof *out);
         return rc;
     }
     out->epochs = cfg->epochs;
     out->epoch_counts = sh->counts;
     out->threads = started ? started : 1;
-    free(sh);
+    rbf__free(sh);
     summarise(out);
     out->elapsed_seconds = now_seconds() - t0;
     return RBF_OK;
@@ -540,8 +545,8 @@ void rbf_sim_result_free(rbf_sim_result *r)
 {
     if (!r)
         return;
-    free(r->epoch_counts);
-    free(r->epoch_rates);
+    rbf__free(r->epoch_counts);
+    rbf__free(r->epoch_rates);
     memset(r, 0, sizeof *r);
 }
 
@@ -558,12 +563,12 @@ int rbf_sim_sequence(const rbf_sim_config *cfg, const uint64_t *hashes, size_t n
         return rc;
     if (cfg->oracle && cfg->filter.messages == 0)
         return RBF_EINVAL;
-    uint32_t *ids = malloc((n ? n : 1) * sizeof *ids);
+    uint32_t *ids = rbf__malloc((n ? n : 1) * sizeof *ids);
     uint64_t distinct = 0;
     if (!ids)
         return RBF_ENOMEM;
     rc = rbf__sim_dense_ids(hashes, n, ids, NULL, &distinct);
-    uint64_t *state = rc == RBF_OK ? calloc((size_t)distinct + 1, sizeof *state) : NULL;
+    uint64_t *state = rc == RBF_OK ? rbf__calloc((size_t)distinct + 1, sizeof *state) : NULL;
     sim_epoch e;
     if (rc == RBF_OK && !state)
         rc = RBF_ENOMEM;
@@ -578,8 +583,8 @@ int rbf_sim_sequence(const rbf_sim_config *cfg, const uint64_t *hashes, size_t n
         *counts = e.c;
         rbf_free(e.f);
     }
-    free(state);
-    free(ids);
+    rbf__free(state);
+    rbf__free(ids);
     return rc;
 }
 
@@ -616,7 +621,7 @@ int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name)
         rc = rbf_model_nbounded(&p, fc->messages, &r);
         v = cfg->oracle ? r.exact_oracle : r.exact_real;
     } else {
-        rc = RBF_SIM_ENOMODEL;
+        rc = RBF_ENOMODEL;
     }
     if (name)
         *name = nm;

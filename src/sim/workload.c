@@ -13,26 +13,19 @@
 #include <xxhash.h>
 
 #include "sim_internal.h"
+#include "rbf_alloc.h"
 
 /* ---- random generator */
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 void rbf__sim_rng_seed(sim_rng *r, uint64_t seed, uint64_t stream)
 {
     /* Mix the stream number through splitmix64 before combining it with
      * the seed, so nearby (seed, stream) pairs start far apart. */
     uint64_t a = stream ^ 0x5851f42d4c957f2dULL;
-    uint64_t x = seed ^ splitmix64(&a);
-    (void)splitmix64(&x);
+    uint64_t x = seed ^ rbf_splitmix64(&a);
+    (void)rbf_splitmix64(&x);
     for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix64(&x);
+        r->s[i] = rbf_splitmix64(&x);
     if (!(r->s[0] | r->s[1] | r->s[2] | r->s[3])) /* the one forbidden state */
         r->s[0] = 1;
 }
@@ -52,15 +45,15 @@ int rbf__sim_alias_init(sim_alias *a, const double *w, uint64_t n)
     }
     if (!(sum > 0) || !isfinite(sum))
         return RBF_EINVAL;
-    double *p = malloc((size_t)n * sizeof *p);
-    uint32_t *small = malloc((size_t)n * sizeof *small);
-    uint32_t *large = malloc((size_t)n * sizeof *large);
-    a->thr = malloc((size_t)n * sizeof *a->thr);
-    a->alias = malloc((size_t)n * sizeof *a->alias);
+    double *p = rbf__malloc((size_t)n * sizeof *p);
+    uint32_t *small = rbf__malloc((size_t)n * sizeof *small);
+    uint32_t *large = rbf__malloc((size_t)n * sizeof *large);
+    a->thr = rbf__malloc((size_t)n * sizeof *a->thr);
+    a->alias = rbf__malloc((size_t)n * sizeof *a->alias);
     if (!p || !small || !large || !a->thr || !a->alias) {
-        free(p);
-        free(small);
-        free(large);
+        rbf__free(p);
+        rbf__free(small);
+        rbf__free(large);
         rbf__sim_alias_free(a);
         return RBF_ENOMEM;
     }
@@ -94,9 +87,9 @@ int rbf__sim_alias_init(sim_alias *a, const double *w, uint64_t n)
         a->thr[s] = UINT64_MAX;
         a->alias[s] = s;
     }
-    free(p);
-    free(small);
-    free(large);
+    rbf__free(p);
+    rbf__free(small);
+    rbf__free(large);
     return RBF_OK;
 }
 
@@ -104,8 +97,8 @@ void rbf__sim_alias_free(sim_alias *a)
 {
     if (!a)
         return;
-    free(a->thr);
-    free(a->alias);
+    rbf__free(a->thr);
+    rbf__free(a->alias);
     memset(a, 0, sizeof *a);
 }
 
@@ -115,7 +108,7 @@ int rbf__sim_zipf_init(sim_alias *a, uint64_t n, double s)
         memset(a, 0, sizeof *a);
         return RBF_EINVAL;
     }
-    double *w = malloc((size_t)n * sizeof *w);
+    double *w = rbf__malloc((size_t)n * sizeof *w);
     if (!w) {
         memset(a, 0, sizeof *a);
         return RBF_ENOMEM;
@@ -123,7 +116,7 @@ int rbf__sim_zipf_init(sim_alias *a, uint64_t n, double s)
     for (uint64_t i = 0; i < n; i++)
         w[i] = exp(-s * log((double)(i + 1)));
     int rc = rbf__sim_alias_init(a, w, n);
-    free(w);
+    rbf__free(w);
     return rc;
 }
 
@@ -241,11 +234,11 @@ int rbf__sim_dense_ids(const uint64_t *keys, size_t n, uint32_t *ids_out, uint64
     size_t cap = 16;
     while (cap < 2 * n + 2)
         cap <<= 1;
-    uint64_t *tk = malloc(cap * sizeof *tk);
-    uint32_t *tv = malloc(cap * sizeof *tv);
+    uint64_t *tk = rbf__malloc(cap * sizeof *tk);
+    uint32_t *tv = rbf__malloc(cap * sizeof *tv);
     if (!tk || !tv) {
-        free(tk);
-        free(tv);
+        rbf__free(tk);
+        rbf__free(tv);
         return RBF_ENOMEM;
     }
     memset(tv, 0xff, cap * sizeof *tv); /* UINT32_MAX = empty */
@@ -257,8 +250,8 @@ int rbf__sim_dense_ids(const uint64_t *keys, size_t n, uint32_t *ids_out, uint64
             h = (h + 1) & (cap - 1);
         if (tv[h] == UINT32_MAX) {
             if (next >= UINT32_MAX - 1) {
-                free(tk);
-                free(tv);
+                rbf__free(tk);
+                rbf__free(tv);
                 return RBF_EINVAL;
             }
             tk[h] = k;
@@ -269,8 +262,8 @@ int rbf__sim_dense_ids(const uint64_t *keys, size_t n, uint32_t *ids_out, uint64
         }
         ids_out[i] = tv[h];
     }
-    free(tk);
-    free(tv);
+    rbf__free(tk);
+    rbf__free(tv);
     *distinct = next;
     return RBF_OK;
 }
@@ -285,9 +278,9 @@ int rbf__sim_trace_load(const char *path, sim_trace *t)
         return RBF_EIO;
     /* Hash each line as it streams past; keep only the hashes. */
     size_t cap = 1024, n = 0;
-    uint64_t *h = malloc(cap * sizeof *h);
+    uint64_t *h = rbf__malloc(cap * sizeof *h);
     size_t lcap = 256, llen = 0;
-    char *line = malloc(lcap);
+    char *line = rbf__malloc(lcap);
     int rc = RBF_OK;
     if (!h || !line)
         rc = RBF_ENOMEM;
@@ -302,7 +295,7 @@ int rbf__sim_trace_load(const char *path, sim_trace *t)
             if (llen + take > lcap) {
                 while (llen + take > lcap)
                     lcap *= 2;
-                char *nb = realloc(line, lcap);
+                char *nb = rbf__realloc(line, lcap);
                 if (!nb) {
                     rc = RBF_ENOMEM;
                     break;
@@ -315,7 +308,7 @@ int rbf__sim_trace_load(const char *path, sim_trace *t)
             pending = llen > 0;
             if (nl) {
                 if (n == cap) {
-                    uint64_t *nh = realloc(h, 2 * cap * sizeof *h);
+                    uint64_t *nh = rbf__realloc(h, 2 * cap * sizeof *h);
                     if (!nh) {
                         rc = RBF_ENOMEM;
                         break;
@@ -334,7 +327,7 @@ int rbf__sim_trace_load(const char *path, sim_trace *t)
         rc = RBF_EIO;
     if (rc == RBF_OK && pending) {
         if (n == cap) {
-            uint64_t *nh = realloc(h, (cap + 1) * sizeof *h);
+            uint64_t *nh = rbf__realloc(h, (cap + 1) * sizeof *h);
             if (!nh)
                 rc = RBF_ENOMEM;
             else
@@ -345,18 +338,18 @@ int rbf__sim_trace_load(const char *path, sim_trace *t)
     }
     int saved = errno;
     fclose(fp);
-    free(line);
+    rbf__free(line);
     if (rc == RBF_OK && n == 0)
         rc = RBF_EINVAL;
     if (rc == RBF_OK) {
-        t->line_id = malloc(n * sizeof *t->line_id);
-        t->hashes = malloc(n * sizeof *t->hashes);
+        t->line_id = rbf__malloc(n * sizeof *t->line_id);
+        t->hashes = rbf__malloc(n * sizeof *t->hashes);
         if (!t->line_id || !t->hashes)
             rc = RBF_ENOMEM;
         else
             rc = rbf__sim_dense_ids(h, n, t->line_id, t->hashes, &t->ids);
     }
-    free(h);
+    rbf__free(h);
     if (rc != RBF_OK) {
         rbf__sim_trace_free(t);
         errno = saved;
@@ -364,7 +357,7 @@ int rbf__sim_trace_load(const char *path, sim_trace *t)
     }
     t->lines = n;
     /* Give back the unused part of the id -> hash table. */
-    uint64_t *shrunk = realloc(t->hashes, (size_t)t->ids * sizeof *t->hashes);
+    uint64_t *shrunk = rbf__realloc(t->hashes, (size_t)t->ids * sizeof *t->hashes);
     if (shrunk)
         t->hashes = shrunk;
     return RBF_OK;
@@ -374,7 +367,7 @@ void rbf__sim_trace_free(sim_trace *t)
 {
     if (!t)
         return;
-    free(t->line_id);
-    free(t->hashes);
+    rbf__free(t->line_id);
+    rbf__free(t->hashes);
     memset(t, 0, sizeof *t);
 }

@@ -24,8 +24,8 @@ CHECKS=$((CHECKS + 1))
 run_rbf; rc=$?
 { [ $rc -eq 2 ] && [ ! -s "$OUT" ] && grep -q "^Usage: rbf" "$ERR"; } || bad "(no arguments) -> exit $rc"
 
-# rbf --version: "rbf X.Y.Z" from include/rbf.h, exit 0
-want=$(sed -n 's/^#define RBF_VERSION_STRING "\(.*\)"/\1/p' "$RBF_SRC/include/rbf.h")
+# rbf --version: "rbf X.Y.Z" from include/rbf_base.h, exit 0
+want=$(sed -n 's/^#define RBF_VERSION_STRING "\(.*\)"/\1/p' "$RBF_SRC/include/rbf_base.h")
 for v in --version -V; do
   CHECKS=$((CHECKS + 1))
   run_rbf $v; rc=$?

@@ -11,14 +11,9 @@
 
 #include "rbf.h"
 
-/* splitmix64: a test-side generator independent of the library's hashing. */
-static inline uint64_t tu_next(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+/* The tests' generator: splitmix64 (rbf_base.h), on its own state, so its
+ * draws are independent of any filter's keyed hash. */
+static inline uint64_t tu_next(uint64_t *state) { return rbf_splitmix64(state); }
 
 /* Uniform on 0..n-1 (n > 0), without modulo bias worth caring about in tests:
  * the 128-bit multiply-shift. */

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli_util.h"
 
 int cli_usage(const char *cmd, const char *fmt, ...)
 {

@@ -1,0 +1,90 @@
+/*
+ * insert.h -- test-and-insert and membership at computed positions, shared
+ * by the single-message paths (insert.c, insert_avx512.c) and the batch
+ * pipeline (batch.c).  Internal.
+ */
+#ifndef RBF_FILTER_INSERT_H
+#define RBF_FILTER_INSERT_H
+
+#include <stdint.h>
+
+#include "avx512.h"
+#include "bits.h"
+#include "filter_internal.h"
+#include "positions.h"
+
+/* ---- test-and-insert
+ *
+ * One-phase filters (the common case) set the bits and count d in one pass:
+ * nothing has to be undone, because a sigma recycle clears the whole filter
+ * anyway.  The thresholds are one predictable branch: limit_bits and
+ * limit_msgs are UINT64_MAX when unused, so "b + d <= limit_bits and
+ * c + 1 < limit_msgs" is the whole test whatever the policy; the recycle
+ * itself is out of line. */
+
+/* One-phase, a bit-setting message (d > 0) that reaches a threshold: a
+ * sigma recycle (and the retained message), or the N-th message of the
+ * cycle.  pos is the message's positions, or NULL to recompute them from
+ * hash.  The message is reported new: counted here, and 1 returned. */
+int rbf__threshold1(struct rbf *f, uint64_t hash, const uint64_t *pos, unsigned d);
+
+/* Two-phase test-and-insert at given positions (insert.c). */
+int rbf__insert2_positions(struct rbf *f, const uint64_t *pos);
+
+/* One-phase: account for a message whose bits were just set, d of them new. */
+static inline int account1(struct rbf *f, uint64_t hash, const uint64_t *pos, unsigned d)
+{
+    f->inserts++;
+    if (d == 0)
+        return 0; /* all bits were set: reported seen */
+    if (RBF_UNLIKELY((f->b + d > f->limit_bits) | (f->c + 1 >= f->limit_msgs)))
+        return rbf__threshold1(f, hash, pos, d); /* a tail call: no frame on the common path */
+    f->b += d;
+    f->c++;
+    f->reported_new++;
+    return 1;
+}
+
+/* Test-and-insert at given positions, any variant. */
+static inline int insert_positions(struct rbf *f, const uint64_t *pos)
+{
+    if (f->frozen)
+        return rbf__insert2_positions(f, pos);
+    return account1(f, 0, pos, set_count(f->active, pos, f->cfg.hashes));
+}
+
+static inline int contains_positions(const struct rbf *f, const uint64_t *pos)
+{
+    const unsigned k = f->cfg.hashes;
+    int seen = all_set(f->active, pos, k);
+    if (f->frozen)
+        seen |= all_set(f->frozen, pos, k);
+    return seen;
+}
+
+/* The positions of `hash`, by the fastest path the filter may use; pos must
+ * hold POS_CAP(k) entries. */
+static inline void positions(const struct rbf *f, uint64_t hash, uint64_t *pos)
+{
+#ifdef RBF_HAVE_AVX512
+    if (f->simd) {
+        positions_avx512(f, hash, pos);
+        return;
+    }
+#endif
+    rbf__positions(f, hash, pos);
+}
+
+
+#ifdef RBF_HAVE_AVX512
+/* The AVX-512 paths (insert_avx512.c). */
+int rbf__insert_hash_avx512(struct rbf *f, uint64_t hash);
+int rbf__contains1_gather(const struct rbf *f, uint64_t hash);
+int rbf__contains_hash_avx512(const struct rbf *f, uint64_t hash);
+/* One-phase colliding insertion by gather, indexed by k = 1..8: of a key
+ * (checked: RBF_EINVAL for NULL with len > 0) and of a hash. */
+extern int (*const rbf__insert1_gather_key_k[9])(struct rbf *, const void *, size_t);
+extern int (*const rbf__insert1_gather_hash_k[9])(struct rbf *, uint64_t);
+#endif
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * positions.c -- the keyed hash and the k positions of a message: the
+ * scalar reference, and the choice of the SIMD paths.
+ */
+#include <stdlib.h>
+
+#include "avx512.h"
+#include "filter_internal.h"
+#include "positions.h"
+
+uint64_t rbf_hash(const rbf *f, const void *key, size_t len)
+{
+    static const char empty[1] = {0};
+    if (!key)
+        key = empty;
+    return XXH3_64bits_withSeed(key, len, f ? f->cfg.seed : 0);
+}
+
+/* ---- positions
+ *
+ * The hash seeds a splitmix64 stream (Steele, Lea, Flood 2014): an additive
+ * Weyl sequence through a strong 64-bit finaliser, so each word is a
+ * full-avalanche function of the hash and the words are independent for
+ * our purposes.  Each word becomes a position by multiply-shift, floor(x M
+ * / 2^64), uniform on 0..M-1 up to a bias below M / 2^64.  Non-colliding
+ * hashing redraws a word whenever its position repeats an earlier one,
+ * which gives a uniform k-subset (sampling without replacement).  */
+
+void rbf__positions(const struct rbf *f, uint64_t hash, uint64_t *pos)
+{
+    const unsigned k = f->cfg.hashes;
+    const uint64_t m = f->m;
+    uint64_t s = hash;
+    if (f->cfg.hashing == RBF_COLLIDING) {
+        for (unsigned i = 0; i < k; i++) {
+            s += RBF_GOLDEN;
+            pos[i] = reduce(rbf_splitmix64_mix(s), m);
+        }
+        return;
+    }
+    for (unsigned i = 0; i < k;) {
+        s += RBF_GOLDEN;
+        uint64_t p = reduce(rbf_splitmix64_mix(s), m);
+        unsigned j = 0;
+        while (j < i && pos[j] != p)
+            j++;
+        if (j == i)
+            pos[i++] = p;
+    }
+}
+
+unsigned rbf__simd_usable(const rbf_config *cfg, uint64_t m)
+{
+#ifdef RBF_HAVE_AVX512
+    if (m >= (UINT64_C(1) << 32) || getenv("RBF_NO_SIMD"))
+        return 0;
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512dq"))
+        return 0;
+    unsigned s = RBF_SIMD_VEC;
+    if (__builtin_cpu_supports("avx512cd") && cfg->phases == 1 &&
+        cfg->hashing == RBF_COLLIDING && cfg->hashes <= 8)
+        s |= RBF_SIMD_GATHER;
+    return s;
+#else
+    (void)cfg;
+    (void)m;
+    return 0;
+#endif
+}
+
+void rbf__positions_fast(const struct rbf *f, uint64_t hash, uint64_t *pos)
+{
+#ifdef RBF_HAVE_AVX512
+    if (f->simd) {
+        positions_avx512(f, hash, pos);
+        return;
+    }
+#endif
+    rbf__positions(f, hash, pos);
+}
+
+int rbf_positions(const rbf *f, uint64_t hash, uint64_t *pos)
+{
+    if (!f || !pos)
+        return RBF_EINVAL;
+    rbf__positions(f, hash, pos);
+    return (int)f->cfg.hashes;
+}

@@ -1,0 +1,532 @@
+/*
+ * test_fault.c -- fault injection, as SQLite does it: through the public
+ * allocator hook (rbf_set_allocator), fail the n-th allocation, for every n,
+ * in every public entry point that allocates, and check that
+ *   - the call returns exactly RBF_ENOMEM (no other code, no crash),
+ *   - nothing is left allocated afterwards (the hook counts live blocks, so
+ *     a leak fails here even without ASan or valgrind),
+ *   - an output handle is NULL after a failure,
+ *   - once n passes the number of allocations the call makes, it succeeds
+ *     and its result equals the result of a run without any hook.
+ * The last point also proves the entry point allocates through the hook at
+ * all (a call that made no allocation through it fails the test).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rbf.h"
+#include "rbf_model.h"
+#include "rbf_sim.h"
+
+/* ---- the failing allocator */
+
+static atomic_long fa_count; /* allocations attempted since the reset */
+static atomic_long fa_fail;  /* the attempt that fails (1-based); 0: none */
+static atomic_long fa_live;  /* blocks allocated and not freed */
+static atomic_long fa_failed; /* failures injected since the reset */
+
+static void *fa_malloc(void *ctx, size_t n)
+{
+    (void)ctx;
+    long c = atomic_fetch_add(&fa_count, 1) + 1;
+    if (c == atomic_load(&fa_fail)) {
+        atomic_fetch_add(&fa_failed, 1);
+        return NULL;
+    }
+    void *p = malloc(n);
+    if (p)
+        atomic_fetch_add(&fa_live, 1);
+    return p;
+}
+
+static void *fa_realloc(void *ctx, void *p, size_t n)
+{
+    (void)ctx;
+    long c = atomic_fetch_add(&fa_count, 1) + 1;
+    if (c == atomic_load(&fa_fail)) {
+        atomic_fetch_add(&fa_failed, 1);
+        return NULL;
+    }
+    void *q = realloc(p, n);
+    if (q && !p)
+        atomic_fetch_add(&fa_live, 1);
+    return q;
+}
+
+static void fa_free(void *ctx, void *p)
+{
+    (void)ctx;
+    if (p) {
+        atomic_fetch_sub(&fa_live, 1);
+        free(p);
+    }
+}
+
+static const rbf_allocator failing = {fa_malloc, fa_realloc, fa_free, NULL};
+
+static void fa_reset(long fail_at)
+{
+    atomic_store(&fa_count, 0);
+    atomic_store(&fa_fail, fail_at);
+    atomic_store(&fa_live, 0);
+    atomic_store(&fa_failed, 0);
+}
+
+/* One entry point under test.  run() performs the call and returns its
+ * status; check() (after a success) compares the result with the reference
+ * computed without a hook; release() frees whatever run() produced (also
+ * after a failure: it must cope with NULL handles). */
+typedef struct fault_case {
+    const char *name;
+    int (*run)(void *st);
+    void (*check)(void *st);
+    void (*release)(void *st);
+    void *st;
+} fault_case;
+
+/* Fail allocation 1, 2, ... until the call succeeds without a failure. */
+static void run_faults(const fault_case *fc)
+{
+    assert_int_equal(rbf_set_allocator(&failing), RBF_OK);
+    long n;
+    for (n = 1;; n++) {
+        fa_reset(n);
+        int rc = fc->run(fc->st);
+        if (atomic_load(&fa_failed) == 0) {
+            /* n is past the last allocation: a clean success */
+            if (rc != RBF_OK)
+                fail_msg("%s: no failure injected at %ld, yet status %d", fc->name, n, rc);
+            fc->check(fc->st);
+            fc->release(fc->st);
+            if (atomic_load(&fa_live) != 0)
+                fail_msg("%s: %ld blocks leaked after a success", fc->name, (long)fa_live);
+            break;
+        }
+        if (rc != RBF_ENOMEM)
+            fail_msg("%s: allocation %ld failed, status %d (%s), wanted RBF_ENOMEM", fc->name, n,
+                     rc, rbf_strerror(rc));
+        fc->release(fc->st);
+        if (atomic_load(&fa_live) != 0)
+            fail_msg("%s: allocation %ld failed and %ld blocks leaked", fc->name, n,
+                     (long)fa_live);
+    }
+    assert_int_equal(rbf_set_allocator(NULL), RBF_OK);
+    /* n - 1 allocations were made by the successful call */
+    if (n < 2)
+        fail_msg("%s: made no allocation through the hook", fc->name);
+    print_message("%s: %ld allocation points, each failed once cleanly\n", fc->name, n - 1);
+}
+
+/* ---- filters */
+
+static rbf_config filter_config(unsigned phases, uint64_t sigma, uint64_t messages)
+{
+    rbf_config c;
+    rbf_config_init(&c);
+    c.bits = 1 << 14;
+    c.hashes = 4;
+    c.sigma = sigma;
+    c.messages = messages;
+    c.phases = phases;
+    c.seed = 42;
+    return c;
+}
+
+typedef struct new_st {
+    rbf_config cfg;
+    rbf *f;
+} new_st;
+
+static int new_run(void *p)
+{
+    new_st *s = p;
+    s->f = (rbf *)(uintptr_t)1; /* must be overwritten with NULL on failure */
+    int rc = rbf_new(&s->cfg, &s->f);
+    if (rc != RBF_OK && s->f != NULL)
+        fail_msg("rbf_new failed (%d) but left a handle", rc);
+    return rc;
+}
+
+static void new_check(void *p)
+{
+    new_st *s = p;
+    assert_non_null(s->f);
+    assert_int_equal(rbf_insert(s->f, "a", 1), 1);
+    assert_int_equal(rbf_insert(s->f, "a", 1), 0);
+}
+
+static void new_release(void *p)
+{
+    new_st *s = p;
+    rbf_free(s->f);
+    s->f = NULL;
+}
+
+static void test_fault_new(void **state)
+{
+    (void)state;
+    new_st s1 = {filter_config(1, 5000, 0), NULL};
+    fault_case c1 = {"rbf_new one-phase", new_run, new_check, new_release, &s1};
+    run_faults(&c1);
+    new_st s2 = {filter_config(2, 0, 100), NULL};
+    fault_case c2 = {"rbf_new two-phase", new_run, new_check, new_release, &s2};
+    run_faults(&c2);
+}
+
+/* A saved filter, its image, and its answers on a probe set. */
+typedef struct load_st {
+    void *image;
+    size_t len;
+    char path[4096];
+    uint8_t want[256];
+    rbf *f;
+} load_st;
+
+static void probe(const rbf *f, uint8_t *out)
+{
+    char key[16];
+    for (unsigned i = 0; i < 256; i++) {
+        int n = snprintf(key, sizeof key, "k%u", i);
+        out[i] = (uint8_t)rbf_contains(f, key, (size_t)n);
+    }
+}
+
+static void load_prepare(load_st *s, unsigned phases)
+{
+    rbf_config c = filter_config(phases, phases == 1 ? 3000 : 0, phases == 1 ? 0 : 300);
+    rbf *f;
+    assert_int_equal(rbf_new(&c, &f), RBF_OK);
+    char key[16];
+    for (unsigned i = 0; i < 700; i += 2) {
+        int n = snprintf(key, sizeof key, "k%u", i);
+        assert_true(rbf_insert(f, key, (size_t)n) >= 0);
+    }
+    probe(f, s->want);
+    uint64_t size;
+    assert_int_equal(rbf_save_size(f, &size), RBF_OK);
+    s->len = (size_t)size;
+    s->image = malloc(s->len);
+    assert_non_null(s->image);
+    assert_int_equal(rbf_save_buffer(f, s->image, s->len), RBF_OK);
+    const char *t = getenv("TMPDIR");
+    snprintf(s->path, sizeof s->path, "%s/rbf-fault-%ld-%u.rbf", t && *t ? t : "/tmp",
+             (long)getpid(), phases);
+    assert_int_equal(rbf_save(f, s->path), RBF_OK);
+    rbf_free(f);
+    s->f = NULL;
+}
+
+static int load_buffer_run(void *p)
+{
+    load_st *s = p;
+    return rbf_load_buffer(s->image, s->len, &s->f);
+}
+
+static int load_file_run(void *p)
+{
+    load_st *s = p;
+    return rbf_load(s->path, &s->f);
+}
+
+static void load_check(void *p)
+{
+    load_st *s = p;
+    uint8_t got[256];
+    probe(s->f, got);
+    assert_memory_equal(got, s->want, sizeof got);
+}
+
+static void load_release(void *p)
+{
+    load_st *s = p;
+    rbf_free(s->f);
+    s->f = NULL;
+}
+
+static void test_fault_load(void **state)
+{
+    (void)state;
+    for (unsigned phases = 1; phases <= 2; phases++) {
+        load_st s;
+        memset(&s, 0, sizeof s);
+        load_prepare(&s, phases);
+        fault_case cb = {"rbf_load_buffer", load_buffer_run, load_check, load_release, &s};
+        run_faults(&cb);
+        fault_case cf = {"rbf_load", load_file_run, load_check, load_release, &s};
+        run_faults(&cf);
+        unlink(s.path);
+        free(s.image);
+    }
+}
+
+typedef struct save_st {
+    rbf *f;
+    char path[4096];
+} save_st;
+
+static int save_run(void *p)
+{
+    save_st *s = p;
+    return rbf_save(s->f, s->path);
+}
+
+static void save_check(void *p)
+{
+    save_st *s = p;
+    rbf *g;
+    assert_int_equal(rbf_load(s->path, &g), RBF_OK);
+    assert_int_equal(rbf_contains(g, "x", 1), 1);
+    rbf_free(g);
+}
+
+static void no_release(void *p) { (void)p; }
+
+static void test_fault_save(void **state)
+{
+    (void)state;
+    save_st s;
+    rbf_config c = filter_config(1, 3000, 0);
+    assert_int_equal(rbf_new(&c, &s.f), RBF_OK); /* made without the hook */
+    assert_int_equal(rbf_insert(s.f, "x", 1), 1);
+    const char *t = getenv("TMPDIR");
+    snprintf(s.path, sizeof s.path, "%s/rbf-fault-save-%ld.rbf", t && *t ? t : "/tmp",
+             (long)getpid());
+    fault_case fc = {"rbf_save", save_run, save_check, no_release, &s};
+    run_faults(&fc);
+    unlink(s.path);
+    rbf_free(s.f);
+}
+
+/* ---- models */
+
+typedef struct curve_st {
+    int which; /* 0 sigma curve, 1 two-phase curve, 2 n-bounded curve, 3 sigma point, 4 n point */
+    double ref[64];
+    double got[64];
+} curve_st;
+
+#define CURVE_M 600u
+#define CURVE_SMAX 40u
+
+static int curve_compute(int which, double *out)
+{
+    rbf_model_params p;
+    rbf_model_params_init(&p);
+    p.bits = CURVE_M;
+    p.hashes = 3;
+    int rc = RBF_OK;
+    switch (which) {
+    case 0: {
+        double fp[CURVE_SMAX + 1], en[CURVE_SMAX + 1];
+        rc = rbf_model_sigma_curve(&p, CURVE_SMAX, fp, en);
+        if (rc == RBF_OK)
+            for (unsigned i = 0; i < 32; i++)
+                out[i] = fp[i + 8] + en[i + 8];
+        break;
+    }
+    case 1: {
+        rbf_model_two_phase_result r[CURVE_SMAX + 1];
+        rc = rbf_model_two_phase_curve(&p, CURVE_SMAX, r);
+        if (rc == RBF_OK)
+            for (unsigned i = 0; i < 32; i++)
+                out[i] = r[i + 8].fp + r[i + 8].expected_messages;
+        break;
+    }
+    case 2: {
+        rbf_model_n_result r[32];
+        rc = rbf_model_nbounded_curve(&p, 32, r);
+        if (rc == RBF_OK)
+            for (unsigned i = 0; i < 32; i++)
+                out[i] = r[i].exact_real + r[i].exact_oracle;
+        break;
+    }
+    case 3: {
+        rbf_model_sigma_result r;
+        p.method = RBF_MODEL_PAPER;
+        rc = rbf_model_sigma(&p, 30, &r);
+        if (rc == RBF_OK)
+            out[0] = r.fp;
+        break;
+    }
+    default: {
+        rbf_model_n_result r;
+        rc = rbf_model_nbounded(&p, 50, &r);
+        if (rc == RBF_OK)
+            out[0] = r.exact_real;
+        break;
+    }
+    }
+    return rc;
+}
+
+static int curve_run(void *p)
+{
+    curve_st *s = p;
+    return curve_compute(s->which, s->got);
+}
+
+static void curve_check(void *p)
+{
+    curve_st *s = p;
+    unsigned n = s->which >= 3 ? 1 : 32;
+    for (unsigned i = 0; i < n; i++)
+        assert_true(s->got[i] == s->ref[i]);
+}
+
+static void test_fault_models(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"rbf_model_sigma_curve", "rbf_model_two_phase_curve",
+                                        "rbf_model_nbounded_curve", "rbf_model_sigma (paper)",
+                                        "rbf_model_nbounded"};
+    for (int w = 0; w < 5; w++) {
+        curve_st s;
+        memset(&s, 0, sizeof s);
+        s.which = w;
+        assert_int_equal(curve_compute(w, s.ref), RBF_OK);
+        fault_case fc = {names[w], curve_run, curve_check, no_release, &s};
+        run_faults(&fc);
+    }
+}
+
+typedef struct plan_st {
+    int which; /* 0 memory, 1 messages, 2 messages two-phase */
+    rbf_plan ref, got;
+    uint64_t ref_bits, got_bits;
+} plan_st;
+
+static int plan_compute(int which, rbf_plan *out, uint64_t *bits)
+{
+    rbf_plan_options o;
+    rbf_plan_options_init(&o);
+    o.max_hashes = 8;
+    switch (which) {
+    case 0: *bits = 4000; return rbf_plan_memory(4000, 0.01, &o, out);
+    case 1: return rbf_plan_messages(300, 0.01, &o, bits, out);
+    default: return rbf_plan_messages_two_phase(300, 0.01, &o, bits, out);
+    }
+}
+
+static int plan_run(void *p)
+{
+    plan_st *s = p;
+    return plan_compute(s->which, &s->got, &s->got_bits);
+}
+
+static void plan_check(void *p)
+{
+    plan_st *s = p;
+    assert_int_equal(s->got_bits, s->ref_bits);
+    assert_int_equal(s->got.sigma_bounded.hashes, s->ref.sigma_bounded.hashes);
+    assert_int_equal(s->got.sigma_bounded.sigma, s->ref.sigma_bounded.sigma);
+    assert_true(s->got.sigma_bounded.expected_messages == s->ref.sigma_bounded.expected_messages);
+    assert_int_equal(s->got.average_n.messages, s->ref.average_n.messages);
+    assert_int_equal(s->got.two_phase.sigma, s->ref.two_phase.sigma);
+}
+
+static void test_fault_plan(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"rbf_plan_memory", "rbf_plan_messages",
+                                        "rbf_plan_messages_two_phase"};
+    for (int w = 0; w < 3; w++) {
+        plan_st s;
+        memset(&s, 0, sizeof s);
+        s.which = w;
+        assert_int_equal(plan_compute(w, &s.ref, &s.ref_bits), RBF_OK);
+        fault_case fc = {names[w], plan_run, plan_check, no_release, &s};
+        run_faults(&fc);
+    }
+}
+
+/* ---- simulator */
+
+typedef struct sim_st {
+    rbf_sim_config cfg;
+    rbf_sim_result ref, got;
+} sim_st;
+
+static int sim_run(void *p)
+{
+    sim_st *s = p;
+    memset(&s->got, 0, sizeof s->got);
+    return rbf_sim_run(&s->cfg, &s->got);
+}
+
+static void sim_check(void *p)
+{
+    sim_st *s = p;
+    assert_int_equal(s->got.total.arrivals, s->ref.total.arrivals);
+    assert_int_equal(s->got.total.fp_first, s->ref.total.fp_first);
+    assert_int_equal(s->got.total.cycles, s->ref.total.cycles);
+    assert_true(s->got.fp.mean == s->ref.fp.mean);
+}
+
+static void sim_release(void *p)
+{
+    sim_st *s = p;
+    rbf_sim_result_free(&s->got);
+}
+
+static void test_fault_sim(void **state)
+{
+    (void)state;
+    static const char *const workloads[] = {"uniform:300", "zipf:300:1.1", "fading:0.3:50"};
+    for (int w = 0; w < 3; w++) {
+        sim_st s;
+        memset(&s, 0, sizeof s);
+        rbf_sim_config_init(&s.cfg);
+        s.cfg.filter.bits = 1000;
+        s.cfg.filter.hashes = 3;
+        s.cfg.filter.sigma = 300;
+        s.cfg.arrivals = 2000;
+        s.cfg.epochs = 2;
+        s.cfg.threads = 1; /* one worker: the n-th allocation is the same one every run */
+        s.cfg.seed = 7;
+        const char *why = NULL;
+        assert_int_equal(rbf_sim_workload_parse(workloads[w], &s.cfg.workload, &why), RBF_OK);
+        assert_int_equal(rbf_sim_run(&s.cfg, &s.ref), RBF_OK);
+        fault_case fc = {workloads[w], sim_run, sim_check, sim_release, &s};
+        run_faults(&fc);
+        rbf_sim_result_free(&s.ref);
+    }
+}
+
+static void test_allocator_arguments(void **state)
+{
+    (void)state;
+    rbf_allocator a = failing;
+    a.free = NULL;
+    assert_int_equal(rbf_set_allocator(&a), RBF_EINVAL);
+    a = failing;
+    a.malloc = NULL;
+    assert_int_equal(rbf_set_allocator(&a), RBF_EINVAL);
+    /* the refused hook was not installed: a filter still comes from libc */
+    fa_reset(1);
+    rbf_config c = filter_config(1, 100, 0);
+    rbf *f;
+    assert_int_equal(rbf_new(&c, &f), RBF_OK);
+    assert_int_equal(atomic_load(&fa_count), 0);
+    rbf_free(f);
+    assert_int_equal(rbf_set_allocator(NULL), RBF_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_allocator_arguments), cmocka_unit_test(test_fault_new),
+        cmocka_unit_test(test_fault_load),          cmocka_unit_test(test_fault_save),
+        cmocka_unit_test(test_fault_models),        cmocka_unit_test(test_fault_plan),
+        cmocka_unit_test(test_fault_sim),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
