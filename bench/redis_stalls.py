@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """How long the main thread spends in the rbf-redis commands whose work grows
 with the filter's size (docs/redis.md, "Work on the main thread"): server-side
-durations from SLOWLOG of RBF.RECYCLE and of RBF.SCANDUMP's first call
-(which takes the snapshot), for filters of 16 MiB and 128 MiB, 3 times each.
+durations from SLOWLOG of RBF.RESERVE (allocating and zeroing the bits), of
+RBF.RECYCLE and of RBF.SCANDUMP's first call (which takes the snapshot), for
+filters of 16 MiB and 128 MiB, 3 times each.
 
   bench/redis_stalls.py [--module build/rbf-redis.so]
 """
@@ -23,16 +24,15 @@ def main():
         c = h.server().client()
         c.config_set("slowlog-log-slower-than", 0)
         for bits in (1 << 27, 1 << 30):
-            c.execute_command("DEL", "big")
-            c.execute_command("RBF.RESERVE", "big", "BITS", bits, "HASHES", 4, "SIGMA", bits // 2)
-            c.execute_command("RBF.RECYCLE", "big")  # the pages touched once
             out = {}
             for _ in range(3):
-                for cmd in (("RBF.RECYCLE", "big"), ("RBF.SCANDUMP", "big", 0)):
+                c.execute_command("DEL", "big")
+                for cmd in (("RBF.RESERVE", "big", "BITS", bits, "HASHES", 4, "SIGMA", bits // 2),
+                            ("RBF.RECYCLE", "big"), ("RBF.SCANDUMP", "big", 0)):
                     c.slowlog_reset()
                     c.execute_command(*cmd)
                     e = [x for x in c.slowlog_get(10) if x["command"].startswith(cmd[0].encode())]
-                    name = cmd[0] + (" 0" if len(cmd) > 2 else "")
+                    name = cmd[0] + (" 0" if cmd[0] == "RBF.SCANDUMP" else "")
                     out.setdefault(name, []).append(e[0]["duration"] / 1000)
             print("%d MiB filter: " % (bits >> 23) +
                   "; ".join("%s %s ms" % (k, ", ".join("%.1f" % x for x in v)) for k, v in out.items()))
