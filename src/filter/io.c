@@ -106,6 +106,14 @@ int rbf_save_size(const rbf *f, uint64_t *size)
     return RBF_OK;
 }
 
+void (*rbf__save_hook)(int step) = NULL;
+
+static void save_step(int step)
+{
+    if (rbf__save_hook)
+        rbf__save_hook(step);
+}
+
 /* A sink for the serialised bytes: a stdio stream or a memory buffer. */
 struct sink {
     FILE *fp;
@@ -150,6 +158,8 @@ static int serialise(const struct rbf *f, struct sink *s)
     int rc = sink_write(s, h, sizeof h);
     if (!rc)
         rc = write_words(s, f->active, f->nwords);
+    if (!rc && s->fp)
+        save_step(RBF__SAVE_PARTIAL);
     if (!rc && f->frozen)
         rc = write_words(s, f->frozen, f->nwords);
     if (rc)
@@ -205,6 +215,7 @@ int rbf_save(const rbf *f, const char *path)
         free(tmp);
         return RBF_EIO;
     }
+    save_step(RBF__SAVE_CREATED);
     FILE *fp = fdopen(fd, "wb");
     if (!fp) {
         int e = errno;
@@ -218,6 +229,8 @@ int rbf_save(const rbf *f, const char *path)
     int rc = serialise(f, &s);
     if (!rc && fflush(fp) != 0)
         rc = RBF_EIO;
+    if (!rc)
+        save_step(RBF__SAVE_WRITTEN);
     if (!rc && fsync(fd) != 0)
         rc = RBF_EIO;
     int e = errno;
@@ -225,6 +238,8 @@ int rbf_save(const rbf *f, const char *path)
         rc = RBF_EIO;
         e = errno;
     }
+    if (!rc)
+        save_step(RBF__SAVE_SYNCED);
     if (!rc && rename(tmp, path) != 0) {
         rc = RBF_EIO;
         e = errno;
@@ -236,7 +251,9 @@ int rbf_save(const rbf *f, const char *path)
         return rc;
     }
     free(tmp);
+    save_step(RBF__SAVE_RENAMED);
     (void)sync_parent_dir(path); /* best effort: the data itself is safe */
+    save_step(RBF__SAVE_DONE);
     return RBF_OK;
 }
 
