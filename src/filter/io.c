@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -200,59 +201,169 @@ static int sync_parent_dir(const char *path)
     return rc;
 }
 
+/* Where a save to `path` goes.  Nothing there: a new file at `path`.  A
+ * regular file: that file.  A symlink: the regular file it resolves to (the
+ * link stays a link; a dangling link, or one to anything else, is refused).
+ * Anything else (directory, device, FIFO, socket) is refused, untouched:
+ * RBF_EIO with errno EISDIR for a directory, EEXIST for the rest.  On
+ * success *target is the path to replace (malloc'ed), *exists says whether
+ * a file is there and *st is its stat. */
+static int save_target(const char *path, char **target, int *exists, struct stat *st)
+{
+    struct stat lst;
+    *target = NULL;
+    *exists = 0;
+    if (lstat(path, &lst) != 0) {
+        if (errno != ENOENT)
+            return RBF_EIO;
+        *target = strdup(path);
+        return *target ? RBF_OK : RBF_ENOMEM;
+    }
+    char *t;
+    if (S_ISLNK(lst.st_mode)) {
+        t = realpath(path, NULL); /* every link resolved; ENOENT if dangling */
+        if (!t)
+            return errno == ENOMEM ? RBF_ENOMEM : RBF_EIO;
+        if (stat(t, st) != 0) {
+            int e = errno;
+            free(t);
+            errno = e;
+            return RBF_EIO;
+        }
+    } else {
+        t = strdup(path);
+        if (!t)
+            return RBF_ENOMEM;
+        *st = lst;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        free(t);
+        errno = S_ISDIR(st->st_mode) ? EISDIR : EEXIST;
+        return RBF_EIO;
+    }
+    *target = t;
+    *exists = 1;
+    return RBF_OK;
+}
+
+/* Create a new temporary file `target`.tmp.XXXXXX with permissions `mode`
+ * (the umask applies), like mkstemp but with a mode; its name goes into
+ * *tmp (malloc'ed).  Returns the descriptor, or -1 with errno. */
+static int create_temp(const char *target, mode_t mode, char **tmp)
+{
+    static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    size_t n = strlen(target);
+    char *t = malloc(n + sizeof ".tmp.XXXXXX");
+    if (!t) {
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy(t, target, n);
+    memcpy(t + n, ".tmp.", 5);
+    uint64_t r = 0;
+    for (int attempt = 0; attempt < 1000; attempt++) {
+        uint8_t rnd[6];
+        if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) {
+            /* no entropy yet: the name need only be unlikely, O_EXCL makes it safe */
+            r = r * 6364136223846793005u + (uint64_t)getpid() + (uint64_t)attempt;
+            for (int i = 0; i < 6; i++)
+                rnd[i] = (uint8_t)(r >> (8 * i + 16));
+        }
+        for (int i = 0; i < 6; i++)
+            t[n + 5 + (size_t)i] = chars[rnd[i] % (sizeof chars - 1)];
+        t[n + 11] = '\0';
+        int fd = open(t, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+        if (fd >= 0) {
+            *tmp = t;
+            return fd;
+        }
+        if (errno != EEXIST)
+            break;
+    }
+    int e = errno;
+    free(t);
+    errno = e;
+    return -1;
+}
+
 int rbf_save(const rbf *f, const char *path)
 {
     if (!f || !path || !*path)
         return RBF_EINVAL;
-    size_t n = strlen(path);
-    char *tmp = malloc(n + sizeof ".tmp.XXXXXX");
-    if (!tmp)
-        return RBF_ENOMEM;
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-    int fd = mkstemp(tmp);
+    char *target;
+    int exists;
+    struct stat old;
+    int rc = save_target(path, &target, &exists, &old);
+    if (rc)
+        return rc;
+    /* A new file gets 0666 minus the umask, as fopen would create it; an
+     * existing one keeps its permissions and, where the process may set
+     * them (root), its owner and group. */
+    char *tmp;
+    int fd = create_temp(target, exists ? (mode_t)0600 : (mode_t)0666, &tmp);
     if (fd < 0) {
-        free(tmp);
-        return RBF_EIO;
-    }
-    save_step(RBF__SAVE_CREATED);
-    FILE *fp = fdopen(fd, "wb");
-    if (!fp) {
         int e = errno;
-        close(fd);
-        unlink(tmp);
-        free(tmp);
+        free(target);
         errno = e;
         return RBF_EIO;
     }
+    save_step(RBF__SAVE_CREATED);
+    int e = 0;
+    if (exists) {
+        if (old.st_uid != geteuid() || old.st_gid != getegid()) {
+            /* best effort: where it is not permitted, the file becomes the
+             * saver's, as with any program that rewrites a file */
+            int ignored = fchown(fd, old.st_uid, old.st_gid);
+            (void)ignored;
+        }
+        if (fchmod(fd, old.st_mode & 07777) != 0) {
+            e = errno;
+            rc = RBF_EIO;
+        }
+    }
+    FILE *fp = rc ? NULL : fdopen(fd, "wb");
+    if (!fp) {
+        if (!rc) {
+            e = errno;
+            rc = RBF_EIO;
+        }
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        free(target);
+        errno = e;
+        return rc;
+    }
     struct sink s = {.fp = fp};
-    int rc = serialise(f, &s);
+    rc = serialise(f, &s);
     if (!rc && fflush(fp) != 0)
         rc = RBF_EIO;
     if (!rc)
         save_step(RBF__SAVE_WRITTEN);
     if (!rc && fsync(fd) != 0)
         rc = RBF_EIO;
-    int e = errno;
+    e = errno;
     if (fclose(fp) != 0 && !rc) {
         rc = RBF_EIO;
         e = errno;
     }
     if (!rc)
         save_step(RBF__SAVE_SYNCED);
-    if (!rc && rename(tmp, path) != 0) {
+    if (!rc && rename(tmp, target) != 0) {
         rc = RBF_EIO;
         e = errno;
     }
     if (rc) {
         unlink(tmp);
         free(tmp);
+        free(target);
         errno = e;
         return rc;
     }
     free(tmp);
     save_step(RBF__SAVE_RENAMED);
-    (void)sync_parent_dir(path); /* best effort: the data itself is safe */
+    (void)sync_parent_dir(target); /* best effort: the data itself is safe */
+    free(target);
     save_step(RBF__SAVE_DONE);
     return RBF_OK;
 }
