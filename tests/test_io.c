@@ -501,38 +501,9 @@ static void test_not_a_regular_file(void **state)
     assert_int_equal(rbf_load_buffer(NULL, 5, &f), RBF_EINVAL);
     assert_null(f);
     f = (rbf *)&f;
-    rc = rbf_load_buffer(NULL, 0, &f);
-    assert_true(rc == RBF_EFORMAT || rc == RBF_EINVAL);
+    rc = rbf_load_buffer(NULL, 0, &f); /* no bytes: not an rbf file */
+    assert_int_equal(rc, RBF_EFORMAT);
     assert_null(f);
-}
-
-static void test_unreadable_file(void **state)
-{
-    (void)state;
-    if (geteuid() == 0) {
-        print_message("skipped: running as root, permissions do not apply\n");
-        return;
-    }
-    rbf *f = busy_filter(0, 200, 1, 10);
-    const char *p = tmp_path("secret.rbf");
-    assert_int_equal(rbf_save(f, p), RBF_OK);
-    assert_int_equal(chmod(p, 0), 0);
-    rbf *g = (rbf *)&g;
-    errno = 0;
-    assert_int_equal(rbf_load(p, &g), RBF_EIO);
-    assert_int_equal(errno, EACCES);
-    assert_null(g);
-    chmod(p, 0600);
-    unlink(p);
-    /* saving into a directory we cannot write */
-    char dir[4200];
-    snprintf(dir, sizeof dir, "%s/ro", tmpdir);
-    assert_int_equal(mkdir(dir, 0500), 0);
-    char target[4300];
-    snprintf(target, sizeof target, "%s/f.rbf", dir);
-    assert_int_equal(rbf_save(f, target), RBF_EIO);
-    rmdir(dir);
-    rbf_free(f);
 }
 
 static void test_save_errors(void **state)
@@ -620,7 +591,6 @@ int main(void)
         cmocka_unit_test(test_foreign_and_wrong_version),
         cmocka_unit_test(test_header_fields_changed),
         cmocka_unit_test(test_not_a_regular_file),
-        cmocka_unit_test(test_unreadable_file),
         cmocka_unit_test(test_save_errors),
         cmocka_unit_test(test_seed_is_kept),
     };
