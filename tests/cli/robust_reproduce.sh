@@ -3,7 +3,6 @@
 # Only checks that fail before any computation: the run itself is tested by
 # the reproduce tests.
 . "$RBF_SRC/tests/data/cli_lib.bash"
-pending reproduce && finish
 
 expect_usage "--quick" reproduce --quick --full
 for v in -1 0 abc "" 99999999999999999999999; do
