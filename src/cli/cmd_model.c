@@ -96,11 +96,13 @@ static void jfield(const char *name, double v)
 
 static void header(const opts *o)
 {
-    printf("model              %s, %s, %s%s\n",
-           o->sigma ? (o->phases == 2 ? "sigma-bounded two-phase" : "sigma-bounded one-phase")
-                    : "N-bounded",
-           cli_hashing_name(o->nc), o->sigma ? cli_recycle_name(o->ret) : "",
-           o->sigma ? (o->paper ? " (paper's method)" : " (renewal pass)") : "");
+    if (o->sigma)
+        printf("model              %s, %s, %s%s\n",
+               o->phases == 2 ? "sigma-bounded two-phase" : "sigma-bounded one-phase",
+               cli_hashing_name(o->nc), cli_recycle_name(o->ret),
+               o->paper ? " (paper's method)" : " (renewal pass)");
+    else /* recycling on N: retaining or not makes no difference */
+        printf("model              N-bounded, %s\n", cli_hashing_name(o->nc));
     if (o->phases == 2)
         printf("bits               %llu (two filters of %llu)\n", (unsigned long long)o->bits,
                (unsigned long long)(o->bits / 2));
@@ -309,7 +311,7 @@ int cmd_model(int argc, char **argv)
             else if (!strcmp(optarg, "paper"))
                 o.paper = 1;
             else
-                return cli_usage(CMD, "--method: '%s' is not fast or paper", optarg);
+                return cli_bad_value(CMD, "--method", optarg, NULL, "fast or paper");
             have_method = 1;
             break;
         case O_CURVE:

@@ -24,7 +24,7 @@ expect_usage() {
     [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "reproduce $*: not one line: $err"
 }
 expect_usage --quick --full
-expect_usage --threads 0
+expect_usage --threads 65
 expect_usage --threads many
 expect_usage --seed -1
 expect_usage --bogus

@@ -5,7 +5,7 @@
 . "$RBF_SRC/tests/data/cli_lib.bash"
 
 expect_usage "--quick" reproduce --quick --full
-for v in -1 0 abc "" 99999999999999999999999; do
+for v in -1 65 abc "" 99999999999999999999999; do
   expect_usage "--threads" reproduce --quick --threads "$v"
 done
 expect_usage "--seed" reproduce --quick --seed -1
