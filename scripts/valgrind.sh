@@ -31,7 +31,7 @@ fi
 LOGS=$B/valgrind
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
-VG="valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --track-origins=no --quiet"
+VG="valgrind --vgdb=no --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --track-origins=no --quiet"
 
 # The rbf wrapper for the CLI tests.
 cat >"$LOGS/rbf" <<WRAP
