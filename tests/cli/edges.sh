@@ -68,6 +68,10 @@ bad_value model --hashing sideways $M
 bad_value model --recycle sometimes $M
 bad_value model --phases 3 $M
 bad_value model --method magic $M
+# values out of range given the other options
+bad_value model --sigma 100 --bits 100 --hashes 3
+bad_value model --sigma 2 --bits 100 --hashes 3 --recycle retaining
+bad_value model --hashes 3 --bits 2 --messages 1 --hashing non-colliding
 bad_value plan --fp 2 --bits 1000
 bad_value plan --fp x --bits 1000
 bad_value plan --memory 0 --fp 0.01
