@@ -154,7 +154,7 @@ static void usage(FILE *fp)
 int bench_dedup_main(int argc, char **argv)
 {
     uint64_t lines = 10000000, distinct = 3000000, runs = 3, bytes = 64ULL << 20;
-    const char *input = NULL, *rbf_path = NULL, *err;
+    const char *input = NULL, *rbf_path = NULL;
     enum { O_LINES = 256, O_DISTINCT, O_RUNS, O_MEMORY, O_INPUT, O_RBF, O_HELP };
     static const struct option opts[] = {
         {"lines", required_argument, NULL, O_LINES},
@@ -171,21 +171,20 @@ int bench_dedup_main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (c) {
         case O_LINES:
-            if (cli_parse_count(optarg, &lines, &err) < 0 || lines == 0)
-                return cli_usage(BCMD, "--lines '%s': %s", optarg, lines ? err : "must be > 0");
+            if ((rc = cli_opt_count(BCMD, "--lines", optarg, 1, &lines)))
+                return rc;
             break;
         case O_DISTINCT:
-            if (cli_parse_count(optarg, &distinct, &err) < 0 || distinct == 0)
-                return cli_usage(BCMD, "--distinct '%s': %s", optarg,
-                                 distinct ? err : "must be > 0");
+            if ((rc = cli_opt_count(BCMD, "--distinct", optarg, 1, &distinct)))
+                return rc;
             break;
         case O_RUNS:
-            if (cli_parse_uint(optarg, 1, 99, &runs, &err) < 0)
-                return cli_usage(BCMD, "--runs '%s': %s (1..99)", optarg, err);
+            if ((rc = cli_opt_uint(BCMD, "--runs", optarg, 1, 99, &runs)))
+                return rc;
             break;
         case O_MEMORY:
-            if (cli_parse_bytes(optarg, &bytes, &err) < 0)
-                return cli_usage(BCMD, "--memory '%s': %s", optarg, err);
+            if ((rc = cli_opt_bytes(BCMD, "--memory", optarg, &bytes)))
+                return rc;
             break;
         case O_INPUT: input = optarg; break;
         case O_RBF: rbf_path = optarg; break;

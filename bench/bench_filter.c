@@ -977,8 +977,8 @@ int bench_filter_main(int argc, char **argv)
                 }
                 if (cli_parse_bytes(t, &v, &err) || v < 1024 || v % 8 ||
                     v > (UINT64_C(1) << 35)) {
-                    int bad = cli_usage(CMD, "--sizes: '%s' is not a size in bytes from 1KiB "
-                                             "to 32GiB, a multiple of 8", t);
+                    int bad = cli_bad_value(CMD, "--sizes", t, NULL,
+                                            "sizes in bytes from 1KiB to 32GiB, multiples of 8");
                     free(copy);
                     return bad;
                 }
@@ -991,34 +991,34 @@ int bench_filter_main(int argc, char **argv)
         }
         case O_KEYS:
             if (cli_parse_count(optarg, &v, &err) || v < 1 || v > (UINT64_C(1) << 34))
-                return cli_usage(CMD, "--keys: '%s' is not a count from 1 to 16Gi", optarg);
+                return cli_bad_value(CMD, "--keys", optarg, NULL, "a count from 1 to 16Gi");
             c.keys = v;
             break;
         case O_REPS:
-            if (cli_parse_uint(optarg, 1, MAX_REPS, &v, &err))
-                return cli_usage(CMD, "--reps: '%s': %s (1 to %d)", optarg, err, MAX_REPS);
+            if ((rc = cli_opt_uint(CMD, "--reps", optarg, 1, MAX_REPS, &v)))
+                return rc;
             c.reps = (unsigned)v;
             break;
         case O_BATCH:
             batch_given = 1;
             if (cli_parse_uint(optarg, 1, MAX_CHUNK, &v, &err))
-                return cli_usage(CMD, "--batch: '%s': %s (1 to %u, and at most --chunk)", optarg,
-                                 err, MAX_CHUNK);
+                return cli_bad_value(CMD, "--batch", optarg, err, "1 to %u, and at most --chunk",
+                                     MAX_CHUNK);
             c.batch = (size_t)v;
             break;
         case O_HASHES:
-            if (cli_parse_uint(optarg, 1, 64, &v, &err))
-                return cli_usage(CMD, "--hashes: '%s': %s (1 to 64)", optarg, err);
+            if ((rc = cli_opt_uint(CMD, "--hashes", optarg, 1, 64, &v)))
+                return rc;
             c.k = (unsigned)v;
             break;
         case O_FILLCAP:
-            if (cli_parse_count(optarg, &v, &err) || v < 1)
-                return cli_usage(CMD, "--fill-cap: '%s' is not a positive count", optarg);
+            if ((rc = cli_opt_count(CMD, "--fill-cap", optarg, 1, &v)))
+                return rc;
             c.fill_cap = v;
             break;
         case O_PHASES:
             if (cli_parse_uint(optarg, 1, 2, &v, &err))
-                return cli_usage(CMD, "--phases: '%s': must be 1 or 2", optarg);
+                return cli_bad_value(CMD, "--phases", optarg, NULL, "1 or 2");
             c.phases = (unsigned)v;
             break;
         case O_HASHING: {
@@ -1036,20 +1036,20 @@ int bench_filter_main(int argc, char **argv)
             break;
         }
         case O_SEED:
-            if (cli_parse_uint(optarg, 0, UINT64_MAX, &v, &err))
-                return cli_usage(CMD, "--seed: '%s': %s", optarg, err);
+            if ((rc = cli_opt_uint(CMD, "--seed", optarg, 0, UINT64_MAX, &v)))
+                return rc;
             c.seed = v;
             break;
         case O_JSON: c.json = 1; break;
         case O_SEQUENTIAL: c.sequential = 1; break;
         case O_CHUNK:
             if (cli_parse_count(optarg, &v, &err) || v < 1 || v > MAX_CHUNK)
-                return cli_usage(CMD, "--chunk: '%s' is not a count from 1 to 16Mi", optarg);
+                return cli_bad_value(CMD, "--chunk", optarg, NULL, "a count from 1 to 16Mi");
             c.chunk = (size_t)v;
             break;
         case O_PREFILL:
             if (cli_parse_double(optarg, 0, 1, 1, 1, &c.prefill, &err))
-                return cli_usage(CMD, "--prefill: '%s': %s (0 to 1)", optarg, err);
+                return cli_bad_value(CMD, "--prefill", optarg, err, "a number from 0 to 1");
             break;
         default: return cli_bad_option(CMD, argc, argv, opts);
         }

@@ -19,7 +19,7 @@
 #include "cli_util.h"
 #include "rbf_model.h"
 
-static const char *const CMD = "bench";
+static const char *const CMD = "bench model";
 
 /* Timings are CPU time of this (single-threaded) process
  * (cli_cpu_seconds): the machine may be shared, and wall-clock time would
@@ -142,8 +142,8 @@ int bench_model_main(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         switch (opt) {
         case O_HASHES:
-            if (cli_parse_uint(optarg, 1, RBF_MODEL_MAX_HASHES, &v, &err))
-                return cli_usage(CMD, "--hashes: %s", err);
+            if ((rc = cli_opt_uint(CMD, "--hashes", optarg, 1, RBF_MODEL_MAX_HASHES, &v)))
+                return rc;
             k = (unsigned)v;
             break;
         case O_MAXLOG:
@@ -153,11 +153,11 @@ int bench_model_main(int argc, char **argv)
             break;
         case O_BUDGET:
             if (cli_parse_double(optarg, 0.0, 1e6, 0, 1, &budget, &err))
-                return cli_usage(CMD, "--budget: %s", err);
+                return cli_bad_value(CMD, "--budget", optarg, err, "seconds, more than 0, at most 1e6");
             break;
         case O_FP:
-            if (cli_parse_double(optarg, 0.0, 1.0, 0, 0, &eps, &err))
-                return cli_usage(CMD, "--fp: %s", err);
+            if ((rc = cli_opt_prob(CMD, "--fp", optarg, &eps)))
+                return rc;
             break;
         case O_PLANLOGS: {
             nplan = 0;
@@ -165,14 +165,17 @@ int bench_model_main(int argc, char **argv)
             while (*s && nplan < 8) {
                 unsigned long x = strtoul(s, &end, 10);
                 if (end == s || x < 2 || x > 40)
-                    return cli_usage(CMD, "--plan-logs: a list of powers 2..40 like 20,24,30");
+                    return cli_bad_value(CMD, "--plan-logs", optarg, NULL,
+                                         "a list of powers 2..40 like 20,24,30");
                 plan_logs[nplan++] = (unsigned)x;
                 s = *end == ',' ? end + 1 : end;
                 if (*end && *end != ',')
-                    return cli_usage(CMD, "--plan-logs: a list of powers 2..40 like 20,24,30");
+                    return cli_bad_value(CMD, "--plan-logs", optarg, NULL,
+                                         "a list of powers 2..40 like 20,24,30");
             }
             if (!nplan)
-                return cli_usage(CMD, "--plan-logs: a list of powers 2..40 like 20,24,30");
+                return cli_bad_value(CMD, "--plan-logs", optarg, NULL,
+                                         "a list of powers 2..40 like 20,24,30");
             break;
         }
         case O_QUICK:

@@ -69,7 +69,8 @@ int bench_sim_main(int argc, char **argv)
 {
     uint64_t arrivals = 20000000, sigma = 300, reps = 3, py_arrivals = 200000, v;
     unsigned k = 3;
-    const char *python = NULL, *err;
+    const char *python = NULL;
+    int rc;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -81,23 +82,23 @@ int bench_sim_main(int argc, char **argv)
             return cli_usage(CMD, "option '%s' needs a value or is unknown", a);
         i++;
         if (!strcmp(a, "--arrivals")) {
-            if (cli_parse_count(val, &arrivals, &err) || arrivals == 0)
-                return cli_usage(CMD, "--arrivals: %s", arrivals == 0 ? "must be >= 1" : err);
+            if ((rc = cli_opt_count(CMD, "--arrivals", val, 1, &arrivals)))
+                return rc;
         } else if (!strcmp(a, "--hashes")) {
-            if (cli_parse_uint(val, 1, 64, &v, &err))
-                return cli_usage(CMD, "--hashes: %s", err);
+            if ((rc = cli_opt_uint(CMD, "--hashes", val, 1, 64, &v)))
+                return rc;
             k = (unsigned)v;
         } else if (!strcmp(a, "--sigma")) {
-            if (cli_parse_uint(val, 1, 999, &sigma, &err))
-                return cli_usage(CMD, "--sigma: %s (1 to 999)", err);
+            if ((rc = cli_opt_uint(CMD, "--sigma", val, 1, 999, &sigma)))
+                return rc;
         } else if (!strcmp(a, "--repeat")) {
-            if (cli_parse_uint(val, 1, 100, &reps, &err))
-                return cli_usage(CMD, "--repeat: %s", err);
+            if ((rc = cli_opt_uint(CMD, "--repeat", val, 1, 100, &reps)))
+                return rc;
         } else if (!strcmp(a, "--python")) {
             python = val;
         } else if (!strcmp(a, "--python-arrivals")) {
-            if (cli_parse_count(val, &py_arrivals, &err) || py_arrivals == 0)
-                return cli_usage(CMD, "--python-arrivals: %s", py_arrivals == 0 ? "must be >= 1" : err);
+            if ((rc = cli_opt_count(CMD, "--python-arrivals", val, 1, &py_arrivals)))
+                return rc;
         } else {
             return cli_usage(CMD, "unknown option '%s'", a);
         }
@@ -117,7 +118,7 @@ int bench_sim_main(int argc, char **argv)
         rbf_sim_result res;
         cfg.seed = r + 1;
         double t0 = cli_cpu_seconds();
-        int rc = rbf_sim_run(&cfg, &res);
+        rc = rbf_sim_run(&cfg, &res);
         double dt = cli_cpu_seconds() - t0;
         if (rc != RBF_OK)
             return cli_fail(CMD, "%s", rbf_strerror(rc));

@@ -168,11 +168,26 @@ RBF_API int rbf_recycle(rbf *f);
 /* Read the counters.  `out` is fully written; f must not be NULL. */
 RBF_API void rbf_get_stats(const rbf *f, rbf_stats *out);
 
-/* Save a filter to `path`, atomically: written to a temporary file in the
- * same directory, fsync'ed, then renamed over `path`; a crash leaves either
- * the old file or the new one.  Returns RBF_OK, RBF_EINVAL or RBF_EIO
- * (errno says why).  The format (docs/file-format.md) is portable: magic,
- * version, little-endian fields, XXH3 checksum. */
+/* Save a filter to `path`, atomically: written to a temporary file
+ * `path`.tmp.XXXXXX in the same directory, fsync'ed, then renamed over
+ * `path`; a crash leaves either the old file or the new one (and possibly
+ * the temporary file, never read, safe to delete).
+ *
+ * What is at `path` is respected:
+ *   - nothing: a new file is created with mode 0666 minus the umask, as
+ *     fopen would;
+ *   - a regular file: replaced; it keeps its permission bits and, where the
+ *     process may set them (root), its owner and group.  Other names of a
+ *     hard-linked file keep the old contents;
+ *   - a symlink: followed (through any chain of links) to the regular file
+ *     it names, which is replaced as above in its own directory; the link
+ *     stays the same link.  A dangling link is refused (errno ENOENT);
+ *   - anything else is refused and left untouched: a directory (errno
+ *     EISDIR), a device, FIFO or socket (errno EEXIST), or a link to one.
+ * Returns RBF_OK, RBF_EINVAL (NULL or empty argument), RBF_ENOMEM, or
+ * RBF_EIO with errno saying why (the above, or the failing system call's).
+ * The format (docs/file-format.md) is portable: magic, version,
+ * little-endian fields, XXH3 checksum. */
 RBF_API int rbf_save(const rbf *f, const char *path);
 
 /* Load a filter saved by rbf_save.  On success stores a new handle in *out.

@@ -18,6 +18,7 @@
  * must agree, and the saved bit arrays of the three filters must be
  * byte-identical.  The tests also count, and require, repeats within the
  * look-ahead and recycles inside a batch, so they cannot pass vacuously.
+ * (The AVX-512 paths against the scalar code: tests/test_simd.c.)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -418,66 +419,6 @@ static void test_batch_arguments(void **state)
     rbf_free(f);
 }
 
-/* The hot path's positions (AVX-512 where the CPU has it) are those of the
- * scalar definition, rbf__positions, bit for bit: sizes around powers of
- * two and up to 2^32 - 1 bits (the largest the vector path takes), k from 1
- * to 256, both hashings.  Filters this large are never allocated: the
- * positions only need the configuration. */
-static void test_fast_positions_equal_scalar(void **state)
-{
-    (void)state;
-    static const uint64_t ms[] = {1, 2, 3, 7, 64, 1000, 1u << 20, (1u << 20) + 7, 1000003,
-                                  (UINT64_C(1) << 31) - 1, UINT64_C(1) << 31,
-                                  (UINT64_C(1) << 32) - 1, (UINT64_C(1) << 32) - 977};
-    static const unsigned ks[] = {1, 2, 7, 8, 9, 15, 16, 17, 100, 256};
-    uint64_t rng = 4242;
-    uint64_t *a = malloc(RBF_MAX_HASHES * sizeof *a), *b = malloc(RBF_MAX_HASHES * sizeof *b);
-    assert_true(a && b);
-    rbf_config c;
-    rbf_config_init(&c);
-    c.bits = 1000;
-    c.hashes = 3;
-    c.sigma = 500;
-    rbf *f = make(&c);
-    uint64_t simd = f->simd;
-    for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
-        for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
-            for (int h = 0; h < 2; h++) {
-                if (h == 1 && ks[ki] > ms[mi])
-                    continue; /* non-colliding needs k <= m */
-                /* the same filter, re-pointed at another configuration:
-                 * only m, k, the hashing and the path choice are read */
-                f->m = ms[mi];
-                f->cfg.hashes = ks[ki];
-                f->cfg.hashing = HASHINGS[h];
-                f->simd = (unsigned)simd;
-                for (int t = 0; t < 200; t++) {
-                    uint64_t hash = tu_next(&rng);
-                    memset(a, 0xa5, RBF_MAX_HASHES * sizeof *a);
-                    memset(b, 0xa5, RBF_MAX_HASHES * sizeof *b);
-                    rbf__positions(f, hash, a);
-                    rbf__positions_fast(f, hash, b);
-                    /* equal, and nothing written past k rounded up to 8 */
-                    unsigned cap = (ks[ki] + 7u) & ~7u;
-                    assert_memory_equal(a, b, ks[ki] * sizeof *a);
-                    for (unsigned i = ks[ki]; i < RBF_MAX_HASHES; i++)
-                        assert_true(a[i] == 0xa5a5a5a5a5a5a5a5ULL &&
-                                    (i < cap || b[i] == 0xa5a5a5a5a5a5a5a5ULL));
-                    for (unsigned i = 0; i < ks[ki]; i++)
-                        assert_true(a[i] < ms[mi]);
-                }
-            }
-    f->m = 1000; /* back to its own configuration before freeing */
-    f->cfg.hashes = 3;
-    f->cfg.hashing = RBF_COLLIDING;
-    rbf_free(f);
-    free(a);
-    free(b);
-    if (!simd)
-        print_message("note: no AVX-512 here (or RBF_NO_SIMD set): the scalar path was compared "
-                      "with itself\n");
-}
-
 /* The scalar hot path, forced with RBF_NO_SIMD on a machine that has
  * AVX-512, gives the same batch results too. */
 static void test_batch_equals_single_scalar_path(void **state)
@@ -495,114 +436,15 @@ static void test_batch_equals_single_scalar_path(void **state)
 }
 
 
-/* The one-phase colliding single insertion for k <= 8 on AVX-512 (one
- * gather, k stores; the scalar code when two positions share a word) gives
- * what the scalar path gives: a filter made with RBF_NO_SIMD set runs in
- * lock-step with one made without, same configuration and seed, over keys
- * of 0 to 40 bytes (the inline short-key hash and the called one; NULL for
- * some empty keys) from a small universe (repeats, false positives), fed
- * by rbf_insert, rbf_insert_hash and small rbf_insert_keys batches, on
- * filters from 8 words (where most messages share a word) to 2^20 bits,
- * sigma- and N-bounded, retaining and not.  Every answer, the counters and
- * the saved bits must agree. */
-static void test_single_gather_path_equals_scalar(void **state)
-{
-    (void)state;
-    static const uint64_t ms[] = {512, 4096, 70001, UINT64_C(1) << 20};
-    uint64_t rng = 777;
-    int gather_seen = 0;
-    const char *old = getenv("RBF_NO_SIMD");
-    for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
-        for (unsigned k = 1; k <= 8; k++)
-            for (int variant = 0; variant < 3; variant++) {
-                uint64_t m = ms[mi];
-                /* cycles of at most about 8192 / k messages, so that the
-                 * big filters recycle too without millions of steps */
-                uint64_t sig = m / 3 < 8192 ? m / 3 : 8192;
-                uint64_t nmsg = m / (4 * k) + 1 < 2048 ? m / (4 * k) + 1 : 2048;
-                if (sig < k)
-                    sig = k;
-                rbf_config c = tu_config(m, k, variant == 2 ? 0 : sig, variant == 2 ? nmsg : 0,
-                                         RBF_COLLIDING,
-                                         variant == 1 ? RBF_RETAINING : RBF_NON_RETAINING, 1,
-                                         tu_next(&rng));
-                rbf *fast = make(&c);
-                setenv("RBF_NO_SIMD", "1", 1);
-                rbf *slow = make(&c);
-                if (old)
-                    setenv("RBF_NO_SIMD", old, 1);
-                else
-                    unsetenv("RBF_NO_SIMD");
-                assert_int_equal(slow->simd, 0);
-                gather_seen |= (fast->simd & RBF_SIMD_GATHER) != 0;
-                uint64_t cycle = variant == 2 ? nmsg : sig / k + 1;
-                uint64_t universe = m / 2 + 7, steps = tu_scaled(4 * cycle + 2000);
-                enum { B = 9 };
-                uint8_t keys[B][40];
-                const void *kp[B];
-                size_t lens[B];
-                uint8_t ra[B], rb[B];
-                for (uint64_t i = 0; i < steps; i++) {
-                    /* one message by key (half the steps), by hash, or a
-                     * batch of 1 to B keys (rbf_insert_keys; on filters of
-                     * at most 512 KiB it runs the single path per key) */
-                    uint64_t op = tu_below(&rng, 8);
-                    size_t nb = op == 7 ? (size_t)tu_below(&rng, B) + 1 : 1;
-                    for (size_t q = 0; q < nb; q++) {
-                        uint64_t u = tu_below(&rng, universe), s = u * 0x9e3779b97f4a7c15ULL + 1;
-                        lens[q] = (size_t)(u % 41);
-                        for (size_t j = 0; j < lens[q]; j++)
-                            keys[q][j] = (uint8_t)(tu_next(&s) >> 56);
-                        kp[q] = lens[q] == 0 && u % 2 ? NULL : keys[q]; /* NULL, 0 is valid */
-                    }
-                    int a, b;
-                    if (op < 4) {
-                        a = rbf_insert(fast, kp[0], lens[0]);
-                        b = rbf_insert(slow, kp[0], lens[0]);
-                    } else if (op < 7) {
-                        uint64_t h = rbf_hash(fast, kp[0], lens[0]);
-                        assert_true(h == rbf_hash(slow, kp[0], lens[0]));
-                        a = rbf_insert_hash(fast, h);
-                        b = rbf_insert_hash(slow, h);
-                    } else {
-                        a = (int)rbf_insert_keys(fast, kp, lens, nb, ra);
-                        b = (int)rbf_insert_keys(slow, kp, lens, nb, rb);
-                        assert_memory_equal(ra, rb, nb);
-                    }
-                    if (a != b) {
-                        print_error("m %llu k %u variant %d step %llu op %llu: gather path %d, "
-                                    "scalar %d\n",
-                                    (unsigned long long)m, k, variant, (unsigned long long)i,
-                                    (unsigned long long)op, a, b);
-                        fail();
-                    }
-                    if (i % 97 == 0 || i + 1 == steps)
-                        stats_equal(fast, slow, "gather vs scalar", i);
-                }
-                rbf_stats st;
-                rbf_get_stats(fast, &st);
-                assert_true(st.cycles >= 2); /* it recycled */
-                assert_true(st.inserts > st.reported_new); /* and saw repeats */
-                saved_equal(fast, slow, NULL, steps);
-                rbf_free(fast);
-                rbf_free(slow);
-            }
-    if (!gather_seen)
-        print_message("note: no AVX-512 CD here (or RBF_NO_SIMD set): the gather path was not "
-                      "exercised\n");
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fast_positions_equal_scalar),
         cmocka_unit_test(test_batch_arguments),
         cmocka_unit_test(test_repeats_inside_one_batch),
         cmocka_unit_test(test_batch_equals_single_small),
         cmocka_unit_test(test_batch_equals_single_large_k),
         cmocka_unit_test(test_batch_equals_single_big_filter),
         cmocka_unit_test(test_batch_equals_single_scalar_path),
-        cmocka_unit_test(test_single_gather_path_equals_scalar),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

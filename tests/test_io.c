@@ -260,25 +260,24 @@ static void test_documented_layout(void **state)
     }
 }
 
-/* Both loaders reject buf[0..len) with a code in [lo, hi] (negative), and
- * leave *out NULL. */
-static void expect_rejected(const uint8_t *buf, size_t len, int want1, int want2, int file_too)
+/* Both loaders reject buf[0..len) with exactly `want`, and leave *out NULL. */
+static void expect_rejected(const uint8_t *buf, size_t len, int want, int file_too)
 {
     rbf *f = (rbf *)&f;
     int rc = rbf_load_buffer(buf, len, &f);
-    if (rc != want1 && rc != want2)
-        print_error("load_buffer(len %zu): got %d (%s), wanted %d or %d\n", len, rc,
-                    rbf_strerror(rc), want1, want2);
-    assert_true(rc == want1 || rc == want2);
+    if (rc != want)
+        print_error("load_buffer(len %zu): got %d (%s), wanted %d\n", len, rc, rbf_strerror(rc),
+                    want);
+    assert_int_equal(rc, want);
     assert_null(f);
     if (file_too) {
         const char *p = tmp_path("damaged.rbf");
         write_file(p, buf, len);
         f = (rbf *)&f;
         rc = rbf_load(p, &f);
-        if (rc != want1 && rc != want2)
+        if (rc != want)
             print_error("load(file of %zu bytes): got %d (%s)\n", len, rc, rbf_strerror(rc));
-        assert_true(rc == want1 || rc == want2);
+        assert_int_equal(rc, want);
         assert_null(f);
     }
 }
@@ -286,7 +285,7 @@ static void expect_rejected(const uint8_t *buf, size_t len, int want1, int want2
 static void test_empty_and_truncated(void **state)
 {
     (void)state;
-    expect_rejected((const uint8_t *)"", 0, RBF_EFORMAT, RBF_EFORMAT, 1);
+    expect_rejected((const uint8_t *)"", 0, RBF_EFORMAT, 1);
     for (int v = 0; v < 16; v += 5) {
         rbf *f = busy_filter(v, 100, 3, 100);
         uint64_t len;
@@ -296,9 +295,9 @@ static void test_empty_and_truncated(void **state)
             memcpy(copy, b, cut);
             /* shorter than the magic: not an rbf file; else a damaged one */
             if (cut < 8)
-                expect_rejected(copy, cut, RBF_EFORMAT, RBF_EFORMAT, 1);
+                expect_rejected(copy, cut, RBF_EFORMAT, 1);
             else
-                expect_rejected(copy, cut, RBF_ECORRUPT, RBF_ECORRUPT, 1);
+                expect_rejected(copy, cut, RBF_ECORRUPT, 1);
             free(copy);
         }
         free(b);
@@ -318,9 +317,9 @@ static void test_every_bit_flipped(void **state)
             /* damage in the magic or version: not an rbf file (or a version
              * we do not read); anywhere else: corrupt */
             if (bit < 96)
-                expect_rejected(b, (size_t)len, RBF_EFORMAT, RBF_EFORMAT, bit % 5 == 0);
+                expect_rejected(b, (size_t)len, RBF_EFORMAT, bit % 5 == 0);
             else
-                expect_rejected(b, (size_t)len, RBF_ECORRUPT, RBF_ECORRUPT, bit % 5 == 0);
+                expect_rejected(b, (size_t)len, RBF_ECORRUPT, bit % 5 == 0);
             b[bit / 8] ^= (uint8_t)(1u << (bit % 8));
         }
         rbf *g = NULL;
@@ -335,16 +334,16 @@ static void test_foreign_and_wrong_version(void **state)
 {
     (void)state;
     const char *text = "hello, this is a text file and not a filter at all\n";
-    expect_rejected((const uint8_t *)text, strlen(text), RBF_EFORMAT, RBF_EFORMAT, 1);
+    expect_rejected((const uint8_t *)text, strlen(text), RBF_EFORMAT, 1);
     uint8_t zeros[4096] = {0};
-    expect_rejected(zeros, sizeof zeros, RBF_EFORMAT, RBF_EFORMAT, 1);
+    expect_rejected(zeros, sizeof zeros, RBF_EFORMAT, 1);
     /* an ELF executable: this test program */
     FILE *fp = fopen("/proc/self/exe", "rb");
     if (fp) {
         uint8_t head[1024];
         size_t n = fread(head, 1, sizeof head, fp);
         fclose(fp);
-        expect_rejected(head, n, RBF_EFORMAT, RBF_EFORMAT, 1);
+        expect_rejected(head, n, RBF_EFORMAT, 1);
     }
     rbf *f = busy_filter(9, 300, 5, 300);
     uint64_t len;
@@ -352,15 +351,15 @@ static void test_foreign_and_wrong_version(void **state)
     /* wrong magic, checksums fixed */
     b[0] = 'X';
     fix_checksums(b, (size_t)len);
-    expect_rejected(b, (size_t)len, RBF_EFORMAT, RBF_EFORMAT, 1);
+    expect_rejected(b, (size_t)len, RBF_EFORMAT, 1);
     b[0] = 'R';
     /* future versions, checksums fixed and not */
     const uint32_t versions[] = {0, 2, 3, 255, 0xffffffffu};
     for (size_t i = 0; i < 5; i++) {
         put_le(b + 8, versions[i], 4);
-        expect_rejected(b, (size_t)len, RBF_EFORMAT, RBF_EFORMAT, 1);
+        expect_rejected(b, (size_t)len, RBF_EFORMAT, 1);
         fix_checksums(b, (size_t)len);
-        expect_rejected(b, (size_t)len, RBF_EFORMAT, RBF_EFORMAT, 1);
+        expect_rejected(b, (size_t)len, RBF_EFORMAT, 1);
     }
     put_le(b + 8, 1, 4);
     fix_checksums(b, (size_t)len);
@@ -379,9 +378,9 @@ static void changed_field(const uint8_t *orig, size_t len, size_t off, int w, ui
     uint8_t *b = malloc(len);
     memcpy(b, orig, len);
     put_le(b + off, val, w);
-    expect_rejected(b, len, RBF_ECORRUPT, RBF_ECORRUPT, 0);
+    expect_rejected(b, len, RBF_ECORRUPT, 0);
     fix_checksums(b, len);
-    expect_rejected(b, len, RBF_ECORRUPT, RBF_ECORRUPT, 1);
+    expect_rejected(b, len, RBF_ECORRUPT, 1);
     free(b);
 }
 
@@ -440,7 +439,7 @@ static void test_header_fields_changed(void **state)
             d[128 + 8 * (i / 64) + (i % 64) / 8] |= (uint8_t)(1u << (i % 8));
             put_le(d + 96, s.bits_set + 1, 8);
             fix_checksums(d, n);
-            expect_rejected(d, n, RBF_ECORRUPT, RBF_ECORRUPT, 1);
+            expect_rejected(d, n, RBF_ECORRUPT, 1);
             free(d);
         }
         /* body bit flipped with the checksums fixed: the counts catch it */
@@ -449,7 +448,7 @@ static void test_header_fields_changed(void **state)
             memcpy(d, b, n);
             d[128] ^= 1;
             fix_checksums(d, n);
-            expect_rejected(d, n, RBF_ECORRUPT, RBF_ECORRUPT, 1);
+            expect_rejected(d, n, RBF_ECORRUPT, 1);
             free(d);
         }
         /* trailing bytes, and one byte missing */
@@ -457,9 +456,9 @@ static void test_header_fields_changed(void **state)
             uint8_t *d = malloc(n + 16);
             memcpy(d, b, n);
             memset(d + n, 0, 16);
-            expect_rejected(d, n + 1, RBF_ECORRUPT, RBF_ECORRUPT, 1);
-            expect_rejected(d, n + 16, RBF_ECORRUPT, RBF_ECORRUPT, 1);
-            expect_rejected(d, n - 1, RBF_ECORRUPT, RBF_ECORRUPT, 1);
+            expect_rejected(d, n + 1, RBF_ECORRUPT, 1);
+            expect_rejected(d, n + 16, RBF_ECORRUPT, 1);
+            expect_rejected(d, n - 1, RBF_ECORRUPT, 1);
             free(d);
         }
         free(b);
@@ -482,15 +481,15 @@ static void test_not_a_regular_file(void **state)
     assert_null(f);
     /* a character device */
     f = (rbf *)&f;
-    int rc = rbf_load("/dev/null", &f);
-    assert_true(rc == RBF_EFORMAT || rc == RBF_EIO);
+    int rc = rbf_load("/dev/null", &f); /* opened, but not a file: not an rbf file */
+    assert_int_equal(rc, RBF_EFORMAT);
     assert_null(f);
     /* a FIFO with no writer: rejected at once, not a hang */
     const char *fifo = tmp_path("fifo");
     assert_int_equal(mkfifo(fifo, 0600), 0);
     f = (rbf *)&f;
     rc = rbf_load(fifo, &f);
-    assert_true(rc == RBF_EFORMAT || rc == RBF_EIO);
+    assert_int_equal(rc, RBF_EFORMAT);
     assert_null(f);
     unlink(fifo);
     /* NULL arguments */
@@ -501,38 +500,9 @@ static void test_not_a_regular_file(void **state)
     assert_int_equal(rbf_load_buffer(NULL, 5, &f), RBF_EINVAL);
     assert_null(f);
     f = (rbf *)&f;
-    rc = rbf_load_buffer(NULL, 0, &f);
-    assert_true(rc == RBF_EFORMAT || rc == RBF_EINVAL);
+    rc = rbf_load_buffer(NULL, 0, &f); /* no bytes: not an rbf file */
+    assert_int_equal(rc, RBF_EFORMAT);
     assert_null(f);
-}
-
-static void test_unreadable_file(void **state)
-{
-    (void)state;
-    if (geteuid() == 0) {
-        print_message("skipped: running as root, permissions do not apply\n");
-        return;
-    }
-    rbf *f = busy_filter(0, 200, 1, 10);
-    const char *p = tmp_path("secret.rbf");
-    assert_int_equal(rbf_save(f, p), RBF_OK);
-    assert_int_equal(chmod(p, 0), 0);
-    rbf *g = (rbf *)&g;
-    errno = 0;
-    assert_int_equal(rbf_load(p, &g), RBF_EIO);
-    assert_int_equal(errno, EACCES);
-    assert_null(g);
-    chmod(p, 0600);
-    unlink(p);
-    /* saving into a directory we cannot write */
-    char dir[4200];
-    snprintf(dir, sizeof dir, "%s/ro", tmpdir);
-    assert_int_equal(mkdir(dir, 0500), 0);
-    char target[4300];
-    snprintf(target, sizeof target, "%s/f.rbf", dir);
-    assert_int_equal(rbf_save(f, target), RBF_EIO);
-    rmdir(dir);
-    rbf_free(f);
 }
 
 static void test_save_errors(void **state)
@@ -620,7 +590,6 @@ int main(void)
         cmocka_unit_test(test_foreign_and_wrong_version),
         cmocka_unit_test(test_header_fields_changed),
         cmocka_unit_test(test_not_a_regular_file),
-        cmocka_unit_test(test_unreadable_file),
         cmocka_unit_test(test_save_errors),
         cmocka_unit_test(test_seed_is_kept),
     };

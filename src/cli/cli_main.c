@@ -52,16 +52,28 @@ int rbf_cli_main(int argc, char **argv)
     }
     const char *a = argv[1];
     if (!strcmp(a, "--help") || !strcmp(a, "-h") || !strcmp(a, "help")) {
-        if (!strcmp(a, "help") && argc > 2) {
+        /* `rbf help COMMAND`: that command's help; nothing else follows */
+        if (!strcmp(a, "help") && argc == 3) {
             char *hv[] = {argv[2], (char *)"--help", NULL};
             for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
                 if (!strcmp(argv[2], commands[i].name))
                     return commands[i].run(2, hv);
+            fprintf(stderr, "rbf: help: unknown command '%s' (try 'rbf --help')\n", argv[2]);
+            return CLI_EXIT_USAGE;
+        }
+        if (argc > 2) {
+            fprintf(stderr, "rbf: %s: unexpected argument '%s' (try 'rbf --help')\n", a,
+                    argv[strcmp(a, "help") ? 2 : 3]);
+            return CLI_EXIT_USAGE;
         }
         usage(stdout);
         return cli_finish_stdout(NULL);
     }
     if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
+        if (argc > 2) {
+            fprintf(stderr, "rbf: %s: unexpected argument '%s' (try 'rbf --help')\n", a, argv[2]);
+            return CLI_EXIT_USAGE;
+        }
         printf("rbf %s\n", rbf_version());
         return cli_finish_stdout(NULL);
     }

@@ -397,28 +397,24 @@ int cmd_dedup(int argc, char **argv)
     const char *err;
 
     cli_getopt_reset();
-    int c;
+    int c, rc;
     while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_MEMORY:
-            if (cli_parse_bytes(optarg, &bytes, &err) < 0)
-                return cli_usage(CMD, "--memory '%s': %s", optarg, err);
-            if (bytes == 0)
-                return cli_usage(CMD, "--memory must be more than 0 bytes");
-            if (bytes > UINT64_MAX / 8)
-                return cli_usage(CMD, "--memory '%s': too large", optarg);
+            if ((rc = cli_opt_bytes(CMD, "--memory", optarg, &bytes)))
+                return rc;
             break;
         case OPT_FP:
-            if (cli_parse_double(optarg, 0, 1, 0, 0, &eps, &err) < 0)
-                return cli_usage(CMD, "--fp '%s': %s (need 0 < EPS < 1)", optarg, err);
+            if ((rc = cli_opt_prob(CMD, "--fp", optarg, &eps)))
+                return rc;
             break;
         case OPT_PHASES:
             if (cli_parse_uint(optarg, 1, 2, &phases, &err) < 0)
-                return cli_usage(CMD, "--phases '%s': must be 1 or 2", optarg);
+                return cli_bad_value(CMD, "--phases", optarg, NULL, "1 or 2");
             break;
         case OPT_SEED:
-            if (cli_parse_uint(optarg, 0, UINT64_MAX, &seed, &err) < 0)
-                return cli_usage(CMD, "--seed '%s': %s", optarg, err);
+            if ((rc = cli_opt_uint(CMD, "--seed", optarg, 0, UINT64_MAX, &seed)))
+                return rc;
             have_seed = 1;
             break;
         case OPT_STATS: stats = 1; break;
@@ -452,7 +448,7 @@ int cmd_dedup(int argc, char **argv)
     if (have_seed)
         cfg.seed = seed;
     const char *why = NULL;
-    int rc = rbf_config_check(&cfg, &why);
+    rc = rbf_config_check(&cfg, &why);
     dedup_run *r = calloc(1, sizeof *r);
     if (!r)
         return cli_fail(CMD, "out of memory");

@@ -96,11 +96,13 @@ static void jfield(const char *name, double v)
 
 static void header(const opts *o)
 {
-    printf("model              %s, %s, %s%s\n",
-           o->sigma ? (o->phases == 2 ? "sigma-bounded two-phase" : "sigma-bounded one-phase")
-                    : "N-bounded",
-           cli_hashing_name(o->nc), o->sigma ? cli_recycle_name(o->ret) : "",
-           o->sigma ? (o->paper ? " (paper's method)" : " (renewal pass)") : "");
+    if (o->sigma)
+        printf("model              %s, %s, %s%s\n",
+               o->phases == 2 ? "sigma-bounded two-phase" : "sigma-bounded one-phase",
+               cli_hashing_name(o->nc), cli_recycle_name(o->ret),
+               o->paper ? " (paper's method)" : " (renewal pass)");
+    else /* recycling on N: retaining or not makes no difference */
+        printf("model              N-bounded, %s\n", cli_hashing_name(o->nc));
     if (o->phases == 2)
         printf("bits               %llu (two filters of %llu)\n", (unsigned long long)o->bits,
                (unsigned long long)(o->bits / 2));
@@ -309,7 +311,7 @@ int cmd_model(int argc, char **argv)
             else if (!strcmp(optarg, "paper"))
                 o.paper = 1;
             else
-                return cli_usage(CMD, "--method: '%s' is not fast or paper", optarg);
+                return cli_bad_value(CMD, "--method", optarg, NULL, "fast or paper");
             have_method = 1;
             break;
         case O_CURVE:
@@ -344,17 +346,24 @@ int cmd_model(int argc, char **argv)
         if (have_method && o.paper)
             return cli_usage(CMD, "--method paper: applies to --sigma only");
     } else {
+        char val[24];
+        snprintf(val, sizeof val, "%llu", (unsigned long long)o.sigma);
         if (o.sigma >= per_filter)
-            return cli_usage(CMD, "--sigma: must be less than the bits per filter (%llu)",
-                             (unsigned long long)per_filter);
+            return cli_bad_value(CMD, "--sigma", val, "not less than the bits per filter",
+                                 "at most %llu", (unsigned long long)per_filter - 1);
         if (o.ret && o.sigma < o.hashes)
-            return cli_usage(CMD, "--sigma: must be at least --hashes with --recycle retaining");
+            return cli_bad_value(CMD, "--sigma", val, "less than --hashes",
+                                 "at least %u with --recycle retaining", o.hashes);
         if (o.curve && o.paper && o.sigma > 100000)
             return cli_usage(CMD, "--curve --method paper: at most 100000 rows (one solve each)");
     }
-    if (o.nc && o.hashes > per_filter)
-        return cli_usage(CMD, "--hashes: must not exceed the bits per filter with non-colliding "
-                              "hashing");
+    if (o.nc && o.hashes > per_filter) {
+        char val[24];
+        snprintf(val, sizeof val, "%u", o.hashes);
+        return cli_bad_value(CMD, "--hashes", val, "more than the bits per filter",
+                             "at most %llu with non-colliding hashing",
+                             (unsigned long long)per_filter);
+    }
 
     rbf_model_params p;
     rbf_model_params_init(&p);

@@ -81,8 +81,12 @@ static void json_choice(const char *name, const rbf_plan_choice *c, int is_sigma
     cli_json_double(stdout, c->expected_messages);
     printf(", \"fp\": ");
     cli_json_double(stdout, c->fp);
+    /* no gain against a worst case that cannot reach the target: null */
     printf(", \"gain_vs_worst_case\": ");
-    cli_json_double(stdout, c->gain_vs_worst_case);
+    if (c->gain_vs_worst_case > 0.0)
+        cli_json_double(stdout, c->gain_vs_worst_case);
+    else
+        printf("null");
     printf("}");
 }
 
@@ -188,7 +192,6 @@ int cmd_plan(int argc, char **argv)
     int have_bits = 0, have_memory = 0, have_messages = 0, have_fp = 0, json = 0;
     rbf_plan_options o;
     rbf_plan_options_init(&o);
-    const char *err;
     int opt, rc;
     cli_getopt_reset();
     while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
@@ -199,12 +202,8 @@ int cmd_plan(int argc, char **argv)
             have_bits = 1;
             break;
         case O_MEMORY:
-            if (cli_parse_bytes(optarg, &v, &err))
-                return cli_usage(CMD, "--memory: %s", err);
-            if (v < 1)
-                return cli_usage(CMD, "--memory: must be at least 1 byte");
-            if (v > UINT64_MAX / 8)
-                return cli_usage(CMD, "--memory: out of range");
+            if ((rc = cli_opt_bytes(CMD, "--memory", optarg, &v)))
+                return rc;
             bits = v * 8;
             have_memory = 1;
             break;
@@ -212,12 +211,12 @@ int cmd_plan(int argc, char **argv)
             if ((rc = cli_opt_count(CMD, "--messages", optarg, 1, &messages)))
                 return rc;
             if (messages > ((uint64_t)1 << 50))
-                return cli_usage(CMD, "--messages: at most 2^50");
+                return cli_bad_value(CMD, "--messages", optarg, "too large", "at most 2^50");
             have_messages = 1;
             break;
         case O_FP:
-            if (cli_parse_double(optarg, 0.0, 1.0, 0, 0, &eps, &err))
-                return cli_usage(CMD, "--fp: %s (0 < EPS < 1)", err);
+            if ((rc = cli_opt_prob(CMD, "--fp", optarg, &eps)))
+                return rc;
             have_fp = 1;
             break;
         case O_MAXK:

@@ -32,7 +32,8 @@ static void usage(FILE *fp)
             "  --out DIR      output directory, created if missing (default: report)\n"
             "  --quick        small samples, a few seconds (for tests)\n"
             "  --full         the paper's sample sizes or larger, and a wider M sweep\n"
-            "  --threads T    worker threads for the simulations (default: online CPUs)\n"
+            "  --threads T    worker threads for the simulations, 1 to 64; 0 (the default)\n"
+            "                 = every online processor, at most 64\n"
             "  --seed S       seed of every random stream (default: 1); same seed and\n"
             "                 sizes give the same numbers, whatever T is\n"
             "  --help         this text\n"
@@ -114,11 +115,8 @@ int cmd_reproduce(int argc, char **argv)
     c.out = "report";
     c.mode = REPRO_DEFAULT;
     c.seed = 1;
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    c.threads = ncpu > 0 ? (unsigned)(ncpu > 64 ? 64 : ncpu) : 1;
+    c.threads = 0; /* every online processor */
     int quick = 0, full = 0;
-    const char *err;
-    uint64_t v;
 
     cli_getopt_reset();
     int opt, rc;
@@ -138,14 +136,12 @@ int cmd_reproduce(int argc, char **argv)
             c.mode = REPRO_FULL;
             break;
         case 't':
-            if (cli_parse_uint(optarg, 1, 64, &v, &err) != 0)
-                return cli_usage("reproduce", "--threads '%s': %s (1..64)", optarg, err);
-            c.threads = (unsigned)v;
+            if ((rc = cli_opt_threads("reproduce", optarg, 64, &c.threads)))
+                return rc;
             break;
         case 's':
-            if (cli_parse_uint(optarg, 0, UINT64_MAX, &v, &err) != 0)
-                return cli_usage("reproduce", "--seed '%s': %s", optarg, err);
-            c.seed = v;
+            if ((rc = cli_opt_uint("reproduce", "--seed", optarg, 0, UINT64_MAX, &c.seed)))
+                return rc;
             break;
         case 'h':
             usage(stdout);
@@ -158,6 +154,8 @@ int cmd_reproduce(int argc, char **argv)
         return rc;
     if (quick && full)
         return cli_usage("reproduce", "--quick and --full exclude each other");
+    if (c.threads == 0)
+        c.threads = cli_online_processors(64);
 
     choose_sizes(c.mode, &c.sz);
     c.t_start = cli_wall_seconds();

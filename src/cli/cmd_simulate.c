@@ -40,7 +40,7 @@ static void help(void)
         "  --warmup W          arrivals per epoch run before counting (default 0)\n"
         "  --epochs E          independent epochs (default 7; an interval needs 2)\n"
         "  --seed S            random seed (default 1)\n"
-        "  --threads T         worker threads (default 0 = all processors)\n"
+        "  --threads T         worker threads, 0 to 4096 (default 0 = every online processor)\n"
         "Output:\n"
         "  --json              one JSON object\n"
         "  --epochs-detail     include every epoch's counts and rates\n"
@@ -306,13 +306,13 @@ int cmd_simulate(int argc, char **argv)
             cfg.epochs = (unsigned)v;
             break;
         case O_SEED:
-            if (cli_parse_uint(optarg, 0, UINT64_MAX, &cfg.seed, &err))
-                return cli_usage(CMD, "--seed: %s", err);
+            if ((rc = cli_opt_uint(CMD, "--seed", optarg, 0, UINT64_MAX, &cfg.seed)))
+                return rc;
             break;
         case O_THREADS:
-            if (cli_parse_uint(optarg, 0, 4096, &v, &err))
-                return cli_usage(CMD, "--threads: %s (0 to 4096; 0 = all processors)", err);
-            cfg.threads = (unsigned)v;
+            /* 0: every online processor (the simulator's own default) */
+            if ((rc = cli_opt_threads(CMD, optarg, 4096, &cfg.threads)))
+                return rc;
             break;
         case O_JSON: json = 1; break;
         case O_DETAIL: detail = 1; break;
@@ -333,7 +333,8 @@ int cmd_simulate(int argc, char **argv)
     if (cfg.oracle && !cfg.filter.messages)
         return cli_usage(CMD, "--oracle needs --messages");
     if (rbf_sim_workload_parse(wspec, &cfg.workload, &err) != RBF_OK)
-        return cli_usage(CMD, "--workload: %s", err);
+        return cli_bad_value(CMD, "--workload", wspec, err,
+                             "uniform:P, zipf:P:S, fading:R:L or trace:FILE");
     const char *why;
     rc = rbf_config_check(&cfg.filter, &why);
     if (rc == RBF_EINVAL) {

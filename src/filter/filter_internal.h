@@ -94,4 +94,19 @@ int rbf__alloc(const rbf_config *cfg, struct rbf **out);
  * frozen filter and swaps the roles (lifecycle.c). */
 void rbf__recycle(struct rbf *f);
 
+/* Test hook of rbf_save (io.c): when not NULL, called with each step of a
+ * save to a file as it is reached, so that a test can stop and kill the
+ * saving process at an exact point (tests/test_robust_crash.c).  NULL in
+ * production; nothing but tests sets it. */
+enum {
+    RBF__SAVE_CREATED, /* the temporary file exists, empty */
+    RBF__SAVE_PARTIAL, /* the header and the active filter handed to stdio: a prefix written */
+    RBF__SAVE_WRITTEN, /* every byte written and flushed, not yet fsync'ed */
+    RBF__SAVE_SYNCED,  /* fsync'ed and closed, not yet renamed */
+    RBF__SAVE_RENAMED, /* renamed over the target; its directory not yet fsync'ed */
+    RBF__SAVE_DONE,    /* the directory fsync'ed: the save is complete */
+    RBF__SAVE_STEPS
+};
+extern void (*rbf__save_hook)(int step);
+
 #endif

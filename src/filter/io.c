@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -107,6 +108,14 @@ int rbf_save_size(const rbf *f, uint64_t *size)
     return RBF_OK;
 }
 
+void (*rbf__save_hook)(int step) = NULL;
+
+static void save_step(int step)
+{
+    if (rbf__save_hook)
+        rbf__save_hook(step);
+}
+
 /* A sink for the serialised bytes: a stdio stream or a memory buffer. */
 struct sink {
     FILE *fp;
@@ -151,6 +160,8 @@ static int serialise(const struct rbf *f, struct sink *s)
     int rc = sink_write(s, h, sizeof h);
     if (!rc)
         rc = write_words(s, f->active, f->nwords);
+    if (!rc && s->fp)
+        save_step(RBF__SAVE_PARTIAL);
     if (!rc && f->frozen)
         rc = write_words(s, f->frozen, f->nwords);
     if (rc)
@@ -176,14 +187,13 @@ int rbf_save_buffer(const rbf *f, void *buf, size_t cap)
     return serialise(f, &s);
 }
 
-/* fsync the directory holding `path`, so the rename itself is durable. */
-static int sync_parent_dir(const char *path)
+/* fsync the directory holding the file `path_copy` names, so the rename
+ * itself is durable.  path_copy is a copy of the path made before the save
+ * began (dirname() writes into it): nothing is allocated after the rename,
+ * so running out of memory cannot skip this step silently. */
+static int sync_parent_dir(char *path_copy)
 {
-    char *copy = rbf__strdup(path);
-    if (!copy)
-        return -1;
-    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    rbf__free(copy);
+    int fd = open(dirname(path_copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     int rc = fsync(fd);
@@ -191,53 +201,183 @@ static int sync_parent_dir(const char *path)
     return rc;
 }
 
+/* Where a save to `path` goes.  Nothing there: a new file at `path`.  A
+ * regular file: that file.  A symlink: the regular file it resolves to (the
+ * link stays a link; a dangling link, or one to anything else, is refused).
+ * Anything else (directory, device, FIFO, socket) is refused, untouched:
+ * RBF_EIO with errno EISDIR for a directory, EEXIST for the rest.  On
+ * success *target is the path to replace (malloc'ed), *exists says whether
+ * a file is there and *st is its stat. */
+static int save_target(const char *path, char **target, int *exists, struct stat *st)
+{
+    struct stat lst;
+    *target = NULL;
+    *exists = 0;
+    if (lstat(path, &lst) != 0) {
+        if (errno != ENOENT)
+            return RBF_EIO;
+        *target = rbf__strdup(path);
+        return *target ? RBF_OK : RBF_ENOMEM;
+    }
+    char *t;
+    if (S_ISLNK(lst.st_mode)) {
+        char *r = realpath(path, NULL); /* every link resolved; ENOENT if dangling */
+        if (!r)
+            return errno == ENOMEM ? RBF_ENOMEM : RBF_EIO;
+        t = rbf__strdup(r); /* ours, through the allocator hook; r is libc's */
+        free(r);
+        if (!t)
+            return RBF_ENOMEM;
+        if (stat(t, st) != 0) {
+            int e = errno;
+            rbf__free(t);
+            errno = e;
+            return RBF_EIO;
+        }
+    } else {
+        t = rbf__strdup(path);
+        if (!t)
+            return RBF_ENOMEM;
+        *st = lst;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        rbf__free(t);
+        errno = S_ISDIR(st->st_mode) ? EISDIR : EEXIST;
+        return RBF_EIO;
+    }
+    *target = t;
+    *exists = 1;
+    return RBF_OK;
+}
+
+/* Create a new temporary file `target`.tmp.XXXXXX with permissions `mode`
+ * (the umask applies), like mkstemp but with a mode; its name goes into
+ * *tmp (malloc'ed).  Returns the descriptor, or -1 with errno. */
+static int create_temp(const char *target, mode_t mode, char **tmp)
+{
+    static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    size_t n = strlen(target);
+    char *t = rbf__malloc(n + sizeof ".tmp.XXXXXX");
+    if (!t) {
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy(t, target, n);
+    memcpy(t + n, ".tmp.", 5);
+    uint64_t r = 0;
+    for (int attempt = 0; attempt < 1000; attempt++) {
+        uint8_t rnd[6];
+        if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) {
+            /* no entropy yet: the name need only be unlikely, O_EXCL makes it safe */
+            r = r * 6364136223846793005u + (uint64_t)getpid() + (uint64_t)attempt;
+            for (int i = 0; i < 6; i++)
+                rnd[i] = (uint8_t)(r >> (8 * i + 16));
+        }
+        for (int i = 0; i < 6; i++)
+            t[n + 5 + (size_t)i] = chars[rnd[i] % (sizeof chars - 1)];
+        t[n + 11] = '\0';
+        int fd = open(t, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+        if (fd >= 0) {
+            *tmp = t;
+            return fd;
+        }
+        if (errno != EEXIST)
+            break;
+    }
+    int e = errno;
+    rbf__free(t);
+    errno = e;
+    return -1;
+}
+
 int rbf_save(const rbf *f, const char *path)
 {
     if (!f || !path || !*path)
         return RBF_EINVAL;
-    size_t n = strlen(path);
-    char *tmp = rbf__malloc(n + sizeof ".tmp.XXXXXX");
-    if (!tmp)
+    char *target;
+    int exists;
+    struct stat old;
+    int rc = save_target(path, &target, &exists, &old);
+    if (rc)
+        return rc;
+    char *dir = rbf__strdup(target); /* for sync_parent_dir, allocated up front */
+    if (!dir) {
+        rbf__free(target);
         return RBF_ENOMEM;
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        rbf__free(tmp);
-        return RBF_EIO;
     }
-    FILE *fp = fdopen(fd, "wb");
-    if (!fp) {
+    /* A new file gets 0666 minus the umask, as fopen would create it; an
+     * existing one keeps its permissions and, where the process may set
+     * them (root), its owner and group. */
+    char *tmp;
+    int fd = create_temp(target, exists ? (mode_t)0600 : (mode_t)0666, &tmp);
+    if (fd < 0) {
         int e = errno;
+        rbf__free(target);
+        rbf__free(dir);
+        errno = e;
+        return e == ENOMEM ? RBF_ENOMEM : RBF_EIO;
+    }
+    save_step(RBF__SAVE_CREATED);
+    int e = 0;
+    if (exists) {
+        if (old.st_uid != geteuid() || old.st_gid != getegid()) {
+            /* best effort: where it is not permitted, the file becomes the
+             * saver's, as with any program that rewrites a file */
+            int ignored = fchown(fd, old.st_uid, old.st_gid);
+            (void)ignored;
+        }
+        if (fchmod(fd, old.st_mode & 07777) != 0) {
+            e = errno;
+            rc = RBF_EIO;
+        }
+    }
+    FILE *fp = rc ? NULL : fdopen(fd, "wb");
+    if (!fp) {
+        if (!rc) {
+            e = errno;
+            rc = RBF_EIO;
+        }
         close(fd);
         unlink(tmp);
         rbf__free(tmp);
+        rbf__free(target);
+        rbf__free(dir);
         errno = e;
-        return RBF_EIO;
+        return rc;
     }
     struct sink s = {.fp = fp};
-    int rc = serialise(f, &s);
+    rc = serialise(f, &s);
     if (!rc && fflush(fp) != 0)
         rc = RBF_EIO;
+    if (!rc)
+        save_step(RBF__SAVE_WRITTEN);
     if (!rc && fsync(fd) != 0)
         rc = RBF_EIO;
-    int e = errno;
+    e = errno;
     if (fclose(fp) != 0 && !rc) {
         rc = RBF_EIO;
         e = errno;
     }
-    if (!rc && rename(tmp, path) != 0) {
+    if (!rc)
+        save_step(RBF__SAVE_SYNCED);
+    if (!rc && rename(tmp, target) != 0) {
         rc = RBF_EIO;
         e = errno;
     }
     if (rc) {
         unlink(tmp);
         rbf__free(tmp);
+        rbf__free(target);
+        rbf__free(dir);
         errno = e;
         return rc;
     }
     rbf__free(tmp);
-    (void)sync_parent_dir(path); /* best effort: the data itself is safe */
+    rbf__free(target);
+    save_step(RBF__SAVE_RENAMED);
+    (void)sync_parent_dir(dir); /* best effort: the data itself is safe */
+    rbf__free(dir);
+    save_step(RBF__SAVE_DONE);
     return RBF_OK;
 }
 

@@ -96,7 +96,8 @@ int rbf_config_check(const rbf_config *cfg, const char **why)
         w = "sigma must be less than the bits per filter";
     else if (cfg->sigma != 0 && cfg->sigma < cfg->hashes)
         w = "sigma must be at least hashes (a message may need k bits)";
-    else if ((rbf__bits_per_filter(cfg) + 63) / 64 > (uint64_t)SIZE_MAX / sizeof(uint64_t)) {
+    else if (rbf__bits_per_filter(cfg) / 64 + (rbf__bits_per_filter(cfg) % 64 != 0) >
+             (uint64_t)SIZE_MAX / sizeof(uint64_t)) {
         w = "bits too large to address on this machine";
         rc = RBF_ENOMEM;
     }

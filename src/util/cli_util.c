@@ -250,15 +250,32 @@ int cli_parse_recycle(const char *s, int *retaining)
     return 0;
 }
 
-/* ---- option values */
+/* ---- option values: every bad value is reported by cli_bad_value, in one
+ * form: "rbf CMD: OPT: invalid value 'ARG': WHY; expected WHAT". */
+
+int cli_bad_value(const char *cmd, const char *opt, const char *arg, const char *why,
+                  const char *expected_fmt, ...)
+{
+    char expected[256] = "";
+    if (expected_fmt) {
+        va_list ap;
+        va_start(ap, expected_fmt);
+        vsnprintf(expected, sizeof expected, expected_fmt, ap);
+        va_end(ap);
+    }
+    return cli_usage(cmd, "%s: invalid value '%s'%s%s%s%s", opt, arg ? arg : "", why ? ": " : "",
+                     why ? why : "", expected[0] ? "; expected " : "", expected);
+}
 
 int cli_opt_count(const char *cmd, const char *opt, const char *arg, uint64_t min, uint64_t *out)
 {
     const char *err;
     if (cli_parse_count(arg, out, &err))
-        return cli_usage(cmd, "%s: %s", opt, err);
+        return cli_bad_value(cmd, opt, arg, err, "a count of at least %llu (1000, 1k, 2Mi, ...)",
+                             (unsigned long long)min);
     if (*out < min)
-        return cli_usage(cmd, "%s: must be at least %llu", opt, (unsigned long long)min);
+        return cli_bad_value(cmd, opt, arg, "too small", "a count of at least %llu",
+                             (unsigned long long)min);
     return CLI_EXIT_OK;
 }
 
@@ -267,23 +284,61 @@ int cli_opt_uint(const char *cmd, const char *opt, const char *arg, uint64_t lo,
 {
     const char *err;
     if (cli_parse_uint(arg, lo, hi, out, &err))
-        return cli_usage(cmd, "%s: %s (%llu to %llu)", opt, err, (unsigned long long)lo,
-                         (unsigned long long)hi);
+        return cli_bad_value(cmd, opt, arg, err, "a whole number from %llu to %llu",
+                             (unsigned long long)lo, (unsigned long long)hi);
+    return CLI_EXIT_OK;
+}
+
+int cli_opt_bytes(const char *cmd, const char *opt, const char *arg, uint64_t *out)
+{
+    const char *err;
+    if (cli_parse_bytes(arg, out, &err))
+        return cli_bad_value(cmd, opt, arg, err, "a size in bytes (4096, 64KiB, 1MB, ...)");
+    if (*out == 0)
+        return cli_bad_value(cmd, opt, arg, "too small", "at least 1 byte");
+    if (*out > UINT64_MAX / 8)
+        return cli_bad_value(cmd, opt, arg, "too large", "at most 2^61 - 1 bytes");
+    return CLI_EXIT_OK;
+}
+
+int cli_opt_prob(const char *cmd, const char *opt, const char *arg, double *out)
+{
+    const char *err;
+    if (cli_parse_double(arg, 0.0, 1.0, 0, 0, out, &err))
+        return cli_bad_value(cmd, opt, arg, err, "a number between 0 and 1, both excluded");
     return CLI_EXIT_OK;
 }
 
 int cli_opt_hashing(const char *cmd, const char *arg, int *non_colliding)
 {
     if (cli_parse_hashing(arg, non_colliding))
-        return cli_usage(cmd, "--hashing: '%s' is not colliding or non-colliding", arg);
+        return cli_bad_value(cmd, "--hashing", arg, NULL, "colliding or non-colliding");
     return CLI_EXIT_OK;
 }
 
 int cli_opt_recycle(const char *cmd, const char *arg, int *retaining)
 {
     if (cli_parse_recycle(arg, retaining))
-        return cli_usage(cmd, "--recycle: '%s' is not non-retaining or retaining", arg);
+        return cli_bad_value(cmd, "--recycle", arg, NULL, "non-retaining or retaining");
     return CLI_EXIT_OK;
+}
+
+int cli_opt_threads(const char *cmd, const char *arg, unsigned max, unsigned *out)
+{
+    uint64_t v;
+    int rc = cli_opt_uint(cmd, "--threads", arg, 0, max, &v);
+    if (rc)
+        return rc;
+    *out = (unsigned)v;
+    return CLI_EXIT_OK;
+}
+
+unsigned cli_online_processors(unsigned max)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        return 1;
+    return (unsigned long)n > max ? max : (unsigned)n;
 }
 
 const char *cli_hashing_name(int non_colliding)
@@ -298,7 +353,7 @@ int cli_opt_phases(const char *cmd, const char *arg, unsigned *phases)
     uint64_t v;
     const char *err;
     if (cli_parse_uint(arg, 1, 2, &v, &err))
-        return cli_usage(cmd, "--phases: must be 1 or 2");
+        return cli_bad_value(cmd, "--phases", arg, NULL, "1 or 2");
     *phases = (unsigned)v;
     return CLI_EXIT_OK;
 }

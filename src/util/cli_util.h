@@ -60,27 +60,45 @@ int cli_parse_hashing(const char *s, int *non_colliding);   /* colliding|non-col
 int cli_parse_recycle(const char *s, int *retaining);       /* non-retaining|retaining */
 
 /* ---- option values, for getopt_long case bodies.  Each parses ARG, stores
- * the value and returns CLI_EXIT_OK, or prints a usage error with the
- * wording below and returns CLI_EXIT_USAGE, so a case body reads
+ * the value and returns CLI_EXIT_OK, or prints a usage error and returns
+ * CLI_EXIT_USAGE, so a case body reads
  *     if ((rc = cli_opt_hashing(CMD, optarg, &nc))) return rc;
- * OPT is the option as the user writes it ("--bits"). */
+ * OPT is the option as the user writes it ("--bits").  Every bad value, in
+ * these helpers and in the commands' own checks, is reported by
+ * cli_bad_value in one form:
+ *     rbf CMD: OPT: invalid value 'ARG': WHY; expected WHAT (try 'rbf CMD --help')
+ * (WHY and WHAT each left out when NULL; WHAT is a printf format). */
+int cli_bad_value(const char *cmd, const char *opt, const char *arg, const char *why,
+                  const char *expected_fmt, ...) __attribute__((format(printf, 5, 6)));
 
-/* A count (cli_parse_count) of at least MIN: "OPT: <why>" or
- * "OPT: must be at least MIN" (MIN 0: any count). */
+/* A count (cli_parse_count) of at least MIN. */
 int cli_opt_count(const char *cmd, const char *opt, const char *arg, uint64_t min, uint64_t *out);
 
-/* An integer in [LO, HI] (cli_parse_uint): "OPT: <why> (LO to HI)". */
+/* An integer in [LO, HI] (cli_parse_uint). */
 int cli_opt_uint(const char *cmd, const char *opt, const char *arg, uint64_t lo, uint64_t hi,
                  uint64_t *out);
 
-/* --hashing colliding|non-colliding: "--hashing: 'ARG' is not colliding or non-colliding". */
+/* A memory size in bytes (cli_parse_bytes), 1 to 2^61 - 1 (its bits fit in 64). */
+int cli_opt_bytes(const char *cmd, const char *opt, const char *arg, uint64_t *out);
+
+/* A probability strictly between 0 and 1 (--fp). */
+int cli_opt_prob(const char *cmd, const char *opt, const char *arg, double *out);
+
+/* --hashing colliding|non-colliding. */
 int cli_opt_hashing(const char *cmd, const char *arg, int *non_colliding);
 
-/* --recycle non-retaining|retaining: "--recycle: 'ARG' is not non-retaining or retaining". */
+/* --recycle non-retaining|retaining. */
 int cli_opt_recycle(const char *cmd, const char *arg, int *retaining);
 
-/* --phases 1|2: "--phases: must be 1 or 2". */
+/* --phases 1|2. */
 int cli_opt_phases(const char *cmd, const char *arg, unsigned *phases);
+
+/* --threads T, 0 to MAX; 0 means every online processor (the command turns
+ * it into a count with cli_online_processors when it needs one). */
+int cli_opt_threads(const char *cmd, const char *arg, unsigned max, unsigned *out);
+
+/* The number of online processors, 1 to MAX. */
+unsigned cli_online_processors(unsigned max);
 
 /* The words those options take, for output: "colliding"/"non-colliding",
  * "non-retaining"/"retaining". */

@@ -3,7 +3,6 @@
 # docs/robustness.md): bad values are usage errors (exit 2, one line naming
 # the option); a valid model evaluation exits 0 with rates in [0, 1].
 . "$RBF_SRC/tests/data/cli_lib.bash"
-pending model && finish
 CMD=model
 
 OK="--bits 1000 --hashes 3 --sigma 300"

@@ -3,7 +3,6 @@
 # every bad option value is a usage error (exit 2, one line naming the
 # option); files that cannot be used are runtime failures (exit 1).
 . "$RBF_SRC/tests/data/cli_lib.bash"
-pending simulate && finish
 CMD=simulate
 
 B="--hashes 3 --epochs 2 --arrivals 200"

@@ -4,7 +4,6 @@
 # a trace workload, --oracle and two-phase runs.  (Bad input is in
 # robust_simulate.sh.)
 . "$RBF_SRC/tests/data/cli_lib.bash"
-pending simulate && finish
 CMD=simulate
 
 # jget KEY: the raw value of a top-level key of the one-line JSON in $OUT.

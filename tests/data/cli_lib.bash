@@ -5,15 +5,21 @@
 #                               stderr that contains WORD and the --help hint
 #   expect_fail WORD ARGS...    exit 1, at least one line on stderr containing WORD
 #   expect_ok ARGS...           exit 0
-#   pending CMD                 true (and says so) when `rbf CMD` is still the
-#                               "not implemented yet" stub
+#   unprivileged                the next helper runs rbf as an unprivileged user:
+#                               itself when not root, else `nobody` through
+#                               setpriv (util-linux); false (and a recorded
+#                               skip) when that is impossible
+#   skip REASON                 record a row that cannot run here
 # Every helper runs `rbf ARGS` with stdin from $STDIN (default /dev/null) and
 # a time limit, and counts failures in $FAILS; finish prints the summary and
-# sets the exit status.
+# sets the exit status: 1 if any check failed, else 77 (which CTest reports
+# as skipped, with the SKIPPED lines) if a row could not run, else 0.
 set -u
 : "${RBF:?RBF must name the rbf binary}"
 FAILS=0
 CHECKS=0
+SKIPS=0
+AS=()
 STDIN=${STDIN:-/dev/null}
 # Under ASan a huge allocation aborts by default; in real life it returns
 # NULL, which the "too large to allocate" rows are about.
@@ -28,7 +34,10 @@ CMD=${CMD:-}
 
 run_rbf() {
   # shellcheck disable=SC2086
-  timeout 120 "$RBF" $CMD "$@" <"$STDIN" >"$OUT" 2>"$ERR"
+  timeout 120 "${AS[@]}" "$RBF" $CMD "$@" <"$STDIN" >"$OUT" 2>"$ERR"
+  local rc=$?
+  AS=()
+  return $rc
 }
 
 bad() {
@@ -64,16 +73,27 @@ expect_ok() {
   if [ $rc -ne 0 ]; then bad "$* -> exit $rc, wanted 0"; return; fi
 }
 
-pending() {
-  if "$RBF" "$1" --help 2>/dev/null | grep -q "not implemented yet"; then
-    echo "SKIP: rbf $1 is not implemented yet; its rows are pending"
-    return 0
+skip() {
+  SKIPS=$((SKIPS + 1))
+  echo "SKIPPED: $*"
+}
+
+unprivileged() {
+  AS=()
+  [ "$(id -u)" -ne 0 ] && return 0
+  if ! command -v setpriv >/dev/null 2>&1 || ! id nobody >/dev/null 2>&1; then
+    skip "running as root, and cannot run as nobody (needs setpriv from util-linux)"
+    return 1
   fi
-  return 1
+  local g=nogroup
+  getent group nogroup >/dev/null 2>&1 || g=$(id -g nobody)
+  chmod 711 "$WORK" # nobody may reach the files named in $WORK
+  AS=(setpriv --reuid=nobody --regid="$g" --clear-groups)
 }
 
 finish() {
-  echo "$CHECKS checks, $FAILS failed"
-  [ "$FAILS" -eq 0 ]
-  exit $?
+  echo "$CHECKS checks, $FAILS failed, $SKIPS skipped"
+  [ "$FAILS" -eq 0 ] || exit 1
+  [ "$SKIPS" -eq 0 ] || exit 77
+  exit 0
 }
