@@ -608,6 +608,11 @@ static uint64_t phys_bytes(void)
  * the machine's physical memory.  0, or -1 after replying an error. */
 static int check_room(RedisModuleCtx *ctx, uint64_t need)
 {
+    /* what the primary or the AOF did must be applied: a replica (which
+     * ignores maxmemory by default) or a loading server never refuses */
+    if (RedisModule_GetContextFlags(ctx) &
+        (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING))
+        return 0;
     uint64_t used = 0, maxmem = 0;
     RedisModuleServerInfoData *inf = RedisModule_GetServerInfo(ctx, "memory");
     if (inf) {
