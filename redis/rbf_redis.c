@@ -1716,6 +1716,29 @@ static void hook_free(void *ctx, void *p)
     (void)ctx;
     RedisModule_Free(p);
 }
+/* Zeroed memory for the bit arrays.  The server's calloc gets fresh pages
+ * from the system already zero and leaves them untouched, where malloc and
+ * memset would fault in the whole filter at once inside RBF.RESERVE (128
+ * MiB: 1.3-2 s measured on a busy 2-core machine).  Redis 7.0 has no
+ * TryCalloc: RedisModule_Calloc panics on failure, so the memory check of
+ * every reservation (check_room) runs before the filter is allocated;
+ * small blocks keep TryAlloc. */
+static void *hook_calloc(void *ctx, size_t n, size_t size)
+{
+    (void)ctx;
+    if (n && size > SIZE_MAX / n)
+        return NULL;
+    size_t bytes = n * size;
+    if (bytes == 0)
+        bytes = 1;
+    if (bytes < ((size_t)1 << 20)) {
+        void *p = RedisModule_TryAlloc(bytes);
+        if (p)
+            memset(p, 0, bytes);
+        return p;
+    }
+    return RedisModule_Calloc(1, bytes);
+}
 #endif
 
 typedef struct cmd_def {
@@ -1781,7 +1804,8 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);
 #if RR_ALLOC_HOOKED
-    static const rbf_allocator hook = {hook_malloc, hook_realloc, hook_free, NULL};
+    static const rbf_allocator hook = {hook_malloc, hook_realloc, hook_free, NULL, hook_calloc,
+                                       {NULL}};
     if (rbf_set_allocator(&hook) != RBF_OK)
         return REDISMODULE_ERR;
 #endif

@@ -76,7 +76,7 @@ static void test_abi_layout(void **state)
     assert_int_equal(offsetof(rbf_config, reserved_), 56);
     assert_int_equal(sizeof(rbf_stats), 128);
     assert_int_equal(offsetof(rbf_stats, reserved_), 64);
-    assert_int_equal(sizeof(rbf_allocator), 32);
+    assert_int_equal(sizeof(rbf_allocator), 64);
     assert_int_equal(offsetof(rbf_sim_config, filter), 0);
     assert_int_equal(offsetof(rbf_sim_config, oracle), sizeof(rbf_config));
 }

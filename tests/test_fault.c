@@ -71,7 +71,19 @@ static void fa_free(void *ctx, void *p)
     }
 }
 
-static const rbf_allocator failing = {fa_malloc, fa_realloc, fa_free, NULL};
+static void *fa_calloc(void *ctx, size_t n, size_t size)
+{
+    void *p = fa_malloc(ctx, n * size); /* the test sizes never overflow */
+    if (p)
+        memset(p, 0, n * size);
+    return p;
+}
+
+/* Without calloc (the library zeroes), and with it (the library must not
+ * assume either). */
+static const rbf_allocator failing_plain = {fa_malloc, fa_realloc, fa_free, NULL, NULL, {NULL}};
+static const rbf_allocator failing_calloc = {fa_malloc, fa_realloc, fa_free, NULL, fa_calloc, {NULL}};
+static const rbf_allocator *failing = &failing_plain;
 
 static void fa_reset(long fail_at)
 {
@@ -96,7 +108,7 @@ typedef struct fault_case {
 /* Fail allocation 1, 2, ... until the call succeeds without a failure. */
 static void run_faults(const fault_case *fc)
 {
-    assert_int_equal(rbf_set_allocator(&failing), RBF_OK);
+    assert_int_equal(rbf_set_allocator(failing), RBF_OK);
     long n;
     for (n = 1;; n++) {
         fa_reset(n);
@@ -175,6 +187,11 @@ static void new_release(void *p)
 static void test_fault_new(void **state)
 {
     (void)state;
+    failing = &failing_calloc;
+    new_st s0 = {filter_config(2, 5000, 0), NULL};
+    fault_case c0 = {"rbf_new two-phase, hook with calloc", new_run, new_check, new_release, &s0};
+    run_faults(&c0);
+    failing = &failing_plain;
     new_st s1 = {filter_config(1, 5000, 0), NULL};
     fault_case c1 = {"rbf_new one-phase", new_run, new_check, new_release, &s1};
     run_faults(&c1);
@@ -505,11 +522,14 @@ static void test_fault_sim(void **state)
 static void test_allocator_arguments(void **state)
 {
     (void)state;
-    rbf_allocator a = failing;
+    rbf_allocator a = failing_plain;
     a.free = NULL;
     assert_int_equal(rbf_set_allocator(&a), RBF_EINVAL);
-    a = failing;
+    a = failing_plain;
     a.malloc = NULL;
+    assert_int_equal(rbf_set_allocator(&a), RBF_EINVAL);
+    a = failing_plain;
+    a.reserved_[2] = &a;
     assert_int_equal(rbf_set_allocator(&a), RBF_EINVAL);
     /* the refused hook was not installed: a filter still comes from libc */
     fa_reset(1);

@@ -28,15 +28,16 @@ static void libc_free(void *ctx, void *ptr)
     free(ptr);
 }
 
-static rbf_allocator g_alloc = {libc_malloc, libc_realloc, libc_free, NULL};
+static rbf_allocator g_alloc = {libc_malloc, libc_realloc, libc_free, NULL, NULL, {NULL}};
 
 int rbf_set_allocator(const rbf_allocator *a)
 {
     if (!a) {
-        g_alloc = (rbf_allocator){libc_malloc, libc_realloc, libc_free, NULL};
+        g_alloc = (rbf_allocator){libc_malloc, libc_realloc, libc_free, NULL, NULL, {NULL}};
         return RBF_OK;
     }
-    if (!a->malloc || !a->realloc || !a->free)
+    if (!a->malloc || !a->realloc || !a->free || a->reserved_[0] || a->reserved_[1] ||
+        a->reserved_[2])
         return RBF_EINVAL;
     g_alloc = *a;
     return RBF_OK;
@@ -58,6 +59,8 @@ void *rbf__calloc(size_t n, size_t size)
 {
     if (size && n > SIZE_MAX / size)
         return NULL;
+    if (g_alloc.calloc)
+        return g_alloc.calloc(g_alloc.ctx, n ? n : 1, size ? size : 1);
     void *p = rbf__malloc(n * size);
     if (p)
         memset(p, 0, n * size);
@@ -136,12 +139,11 @@ void *rbf__alloc_lines(size_t bytes)
 #endif
     if (bytes > SIZE_MAX - RBF_LINE - sizeof(void *))
         return NULL;
-    uint8_t *raw = rbf__malloc(bytes + RBF_LINE + sizeof(void *));
+    uint8_t *raw = rbf__calloc(1, bytes + RBF_LINE + sizeof(void *));
     if (!raw)
         return NULL;
     uintptr_t a = ((uintptr_t)raw + sizeof(void *) + RBF_LINE - 1) & ~(uintptr_t)(RBF_LINE - 1);
     memcpy((uint8_t *)a - sizeof(void *), &raw, sizeof raw);
-    memset((void *)a, 0, bytes);
     return (void *)a;
 }
 
