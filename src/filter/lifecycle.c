@@ -159,13 +159,18 @@ void rbf_get_config(const rbf *f, rbf_config *out)
  * frozen filter and swaps the roles. */
 void rbf__recycle(struct rbf *f)
 {
+    /* An array with no bit set is not cleared: a filter recycled before
+     * anything was inserted (or two recycles in a row) costs nothing, and
+     * a large array whose pages were never touched is not faulted in. */
     if (f->frozen) {
         uint64_t *t = f->frozen;
+        uint64_t tb = f->fb;
         f->frozen = f->active;
         f->fb = f->b;
-        memset(t, 0, words_bytes(f->nwords));
+        if (tb)
+            memset(t, 0, words_bytes(f->nwords));
         f->active = t;
-    } else {
+    } else if (f->b) {
         memset(f->active, 0, words_bytes(f->nwords));
     }
     f->b = 0;
