@@ -117,6 +117,25 @@ static inline uint64_t word_load(const uint64_t *w)
     return __atomic_load_n(w, __ATOMIC_RELAXED);
 }
 
+/* popcount of a mask, which nearly always has one bit (so without the
+ * library call that __builtin_popcountll is on baseline x86-64). */
+static inline unsigned pop(uint64_t x)
+{
+    return RBF_LIKELY(!(x & (x - 1))) ? (x != 0) : (unsigned)__builtin_popcountll(x);
+}
+
+/* Atomically OR mask into *w; the number of its bits that were clear.  A
+ * one-bit mask (the common case) is one `lock bts`; others a fetch-or (a
+ * CAS loop, since the old word is wanted). */
+static inline unsigned or_word(uint64_t *w, uint64_t mask)
+{
+    if (RBF_LIKELY(!(mask & (mask - 1)))) {
+        uint64_t bit = 1ULL << (unsigned)__builtin_ctzll(mask); /* this form: lock bts */
+        return (__atomic_fetch_or(w, bit, __ATOMIC_RELAXED) & bit) == 0;
+    }
+    return pop(mask & ~__atomic_fetch_or(w, mask, __ATOMIC_RELAXED));
+}
+
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -255,17 +274,15 @@ static inline unsigned clear_count(const uint64_t *a, const uint64_t *w, const u
 {
     unsigned d = 0;
     for (unsigned i = 0; i < n; i++)
-        d += (unsigned)__builtin_popcountll(m[i] & ~word_load(&a[w[i]]));
+        d += pop(m[i] & ~word_load(&a[w[i]]));
     return d;
 }
 
 static inline unsigned or_pairs(uint64_t *a, const uint64_t *w, const uint64_t *m, unsigned n)
 {
     unsigned d = 0;
-    for (unsigned i = 0; i < n; i++) {
-        uint64_t old = __atomic_fetch_or(&a[w[i]], m[i], __ATOMIC_RELAXED);
-        d += (unsigned)__builtin_popcountll(m[i] & ~old);
-    }
+    for (unsigned i = 0; i < n; i++)
+        d += or_word(&a[w[i]], m[i]);
     return d;
 }
 
@@ -436,11 +453,11 @@ static int insert_pairs(struct rbf *f, const uint64_t *w, const uint64_t *m, uns
     uint64_t old[RBF_MAX_HASHES];
     conc_slot *s = claim(c);
     uint64_t *a = LD(c->active);
-    unsigned dest = 0;
-    for (unsigned i = 0; i < n; i++) {
+    for (unsigned i = 0; i < n; i++) /* independent loads, all in flight at once */
         old[i] = word_load(&a[w[i]]);
-        dest += (unsigned)__builtin_popcountll(m[i] & ~old[i]);
-    }
+    unsigned dest = 0;
+    for (unsigned i = 0; i < n; i++)
+        dest += pop(m[i] & ~old[i]);
     if (dest == 0) { /* every bit set: reported seen */
         bump(&s->inserts, 1, memory_order_relaxed);
         release(s);
@@ -457,12 +474,9 @@ static int insert_pairs(struct rbf *f, const uint64_t *w, const uint64_t *m, uns
     const uint64_t *fr = LD(c->frozen);
     int seen_frozen = fr && all_set_pairs(fr, w, m, n);
     unsigned d = 0;
-    for (unsigned i = 0; i < n; i++) {
-        if (m[i] & ~old[i]) {
-            uint64_t o = __atomic_fetch_or(&a[w[i]], m[i], __ATOMIC_RELAXED);
-            d += (unsigned)__builtin_popcountll(m[i] & ~o);
-        }
-    }
+    for (unsigned i = 0; i < n; i++)
+        if (m[i] & ~old[i])
+            d += or_word(&a[w[i]], m[i]);
     bump(&s->inserts, 1, memory_order_relaxed);
     if (RBF_UNLIKELY(d == 0)) { /* another thread set them meanwhile: seen */
         release(s);
