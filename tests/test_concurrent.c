@@ -527,6 +527,74 @@ static void test_fp_rate_in_model_interval(void **state)
     rbf_free(s.f);
 }
 
+/* ---- one thread: a concurrent filter answers exactly as a single writer */
+
+static void test_lockstep_single_thread(void **state)
+{
+    (void)state;
+    struct {
+        uint64_t bits, sigma, n;
+        rbf_hashing h;
+        rbf_recycle_mode r;
+        unsigned phases, k;
+    } v[] = {
+        {20000, 3000, 0, RBF_COLLIDING, RBF_NON_RETAINING, 1, 4},
+        {20000, 3000, 0, RBF_COLLIDING, RBF_RETAINING, 1, 4},
+        {20000, 2000, 0, RBF_NON_COLLIDING, RBF_NON_RETAINING, 1, 6},
+        {20000, 2000, 0, RBF_COLLIDING, RBF_NON_RETAINING, 2, 4},
+        {20000, 2000, 0, RBF_COLLIDING, RBF_RETAINING, 2, 3},
+        {20000, 0, 700, RBF_COLLIDING, RBF_NON_RETAINING, 1, 4},
+        {20000, 0, 500, RBF_NON_COLLIDING, RBF_NON_RETAINING, 2, 5},
+        {640, 0, 3, RBF_COLLIDING, RBF_NON_RETAINING, 2, 9},
+        {4096, 60, 0, RBF_COLLIDING, RBF_RETAINING, 1, 40},
+    };
+    const uint64_t steps = 20000 / SCALE;
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        rbf_config c = tu_config(v[i].bits, v[i].k, v[i].sigma, v[i].n, v[i].h, v[i].r,
+                                 v[i].phases, 40 + i);
+        rbf *a = NULL;
+        assert_int_equal(rbf_new(&c, &a), RBF_OK);
+        rbf *b = new_conc(c);
+        uint64_t g = 7 + i;
+        for (uint64_t j = 0; j < steps; j++) {
+            uint64_t h = tu_below(&g, 3000); /* a small pool: repeats, two-phase copies */
+            uint64_t hs[4] = {h, h + 1, h + 7, h};
+            uint8_t ra[4], rb[4];
+            switch (j % 5) {
+            case 0:
+                assert_int_equal(rbf_insert(b, &h, sizeof h), rbf_insert(a, &h, sizeof h));
+                break;
+            case 1:
+                assert_int_equal(rbf_insert_many(b, hs, 4, rb), rbf_insert_many(a, hs, 4, ra));
+                assert_memory_equal(ra, rb, 4);
+                break;
+            default:
+                assert_int_equal(rbf_insert_hash(b, h), rbf_insert_hash(a, h));
+            }
+            uint64_t q = tu_below(&g, 6000);
+            assert_int_equal(rbf_contains_hash(b, q), rbf_contains_hash(a, q));
+            if (j % 4999 == 4998) {
+                assert_int_equal(rbf_recycle(a), RBF_OK);
+                assert_int_equal(rbf_recycle(b), RBF_OK);
+            }
+        }
+        rbf_stats sa, sb;
+        rbf_get_stats(a, &sa);
+        rbf_get_stats(b, &sb);
+        assert_memory_equal(&sa, &sb, sizeof sa);
+        assert_true(sa.cycles > 4);
+        size_t la, lb;
+        uint8_t *pa = save_and_check(a, &la), *pb = save_and_check(b, &lb);
+        assert_int_equal(la, lb);
+        assert_memory_equal(pa, pb, la); /* the whole saved form, header included */
+        free(pa);
+        free(pb);
+        assert_int_equal(rbf__conc_violations(b), 0);
+        rbf_free(a);
+        rbf_free(b);
+    }
+}
+
 /* ---- configuration, switching, saving */
 
 static void test_config_and_switch(void **state)
@@ -595,6 +663,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config_and_switch),
+        cmocka_unit_test(test_lockstep_single_thread),
         cmocka_unit_test(test_same_as_single_threaded),
         cmocka_unit_test(test_stress_variants),
         cmocka_unit_test(test_nbounded_exact_cycles),
