@@ -529,32 +529,42 @@ int rbf__conc_contains_hash(const struct rbf *f, uint64_t hash)
 }
 
 /* The batch calls: message by message (each insert claims its slot, so a
- * recycle never waits for a whole batch), with the next message's words
- * prefetched while this one is decided. */
+ * recycle never waits for a whole batch), with the words of the messages
+ * up to RBF_CONC_AHEAD ahead prefetched while one is decided: each insert's
+ * atomic operations keep the processor from overlapping its loads with the
+ * next message's, so without the prefetches a batch would cost one memory
+ * round trip per message. */
+#define RBF_CONC_AHEAD 8u
+#define RBF_CONC_RING 1024u /* pair entries buffered (16 KiB of stack) */
+
 int64_t rbf__conc_batch(struct rbf *f, int insert, const uint64_t *hashes,
                         const void *const *keys, const size_t *lens, size_t n,
                         uint8_t *results)
 {
-    uint64_t w[2][RBF_MAX_HASHES], m[2][RBF_MAX_HASHES];
-    unsigned np[2] = {0, 0};
+    uint64_t w[RBF_CONC_RING], m[RBF_CONC_RING];
+    unsigned np[RBF_CONC_AHEAD];
+    const unsigned k = f->cfg.hashes;
+    size_t ahead = RBF_CONC_RING / k < RBF_CONC_AHEAD ? RBF_CONC_RING / k : RBF_CONC_AHEAD;
     int64_t total = 0;
-    if (n == 0)
-        return 0;
-    np[0] = hash_pairs(f, hashes ? hashes[0] : hash_key(f, keys[0], lens[0]), w[0], m[0]);
-    for (size_t i = 0; i < n; i++) {
-        unsigned cur = (unsigned)(i & 1), nxt = cur ^ 1u;
-        if (i + 1 < n) {
-            np[nxt] = hash_pairs(f, hashes ? hashes[i + 1] : hash_key(f, keys[i + 1], lens[i + 1]),
-                                 w[nxt], m[nxt]);
-            const uint64_t *a = LD(f->conc->active);
-            for (unsigned j = 0; j < np[nxt]; j++)
-                __builtin_prefetch(&a[w[nxt][j]], 1, 2); /* for writing: inserts dominate */
-        }
-        int res = insert ? insert_pairs(f, w[cur], m[cur], np[cur])
-                         : contains_pairs(f->conc, w[cur], m[cur], np[cur]);
+    for (size_t j = 0; j < n && j < ahead; j++)
+        np[j] = hash_pairs(f, hashes ? hashes[j] : hash_key(f, keys[j], lens[j]), w + j * k,
+                           m + j * k);
+    for (size_t i = 0, slot = 0; i < n; i++) {
+        uint64_t *sw = w + slot * k, *sm = m + slot * k;
+        int res = insert ? insert_pairs(f, sw, sm, np[slot])
+                         : contains_pairs(f->conc, sw, sm, np[slot]);
         if (results)
             results[i] = (uint8_t)res;
         total += res;
+        size_t j = i + ahead;
+        if (j < n) {
+            np[slot] = hash_pairs(f, hashes ? hashes[j] : hash_key(f, keys[j], lens[j]), sw, sm);
+            const uint64_t *a = LD(f->conc->active);
+            for (unsigned p = 0; p < np[slot]; p++)
+                __builtin_prefetch(&a[sw[p]], 1, 2); /* for writing: inserts dominate */
+        }
+        if (++slot == ahead)
+            slot = 0;
     }
     return total;
 }
