@@ -29,8 +29,9 @@
  * a machine with free cores the wall-clock throughput is what counts; on a
  * loaded or small machine, where threads wait for a core, the CPU time per
  * insert still shows what an insert costs at each thread count (contention
- * included), and T x keys / (keys x CPU ns) is the throughput T free cores
- * would give ("if T cores").  The filters are sigma-bounded
+ * included), and T / (CPU ns per insert) is the throughput T free cores
+ * would give ("if T free cores"; not for the mutex row, whose threads wait
+ * for the lock without using CPU, so more cores do not help it).  The filters are sigma-bounded
  * with sigma = half their bits and keep recycling, inside the timed
  * region, as in use.
  */
@@ -281,7 +282,10 @@ int bench_threads_run(const bench_threads_opts *o)
                         printf(",\"cpu_ns_per_insert\":");
                         cli_json_double(stdout, cells[r][T].cpu_med);
                         printf(",\"mops_if_free_cores\":");
-                        cli_json_double(stdout, (double)T * 1e3 / cells[r][T].cpu_med);
+                        if (r == ROW_MUTEX)
+                            printf("null");
+                        else
+                            cli_json_double(stdout, (double)T * 1e3 / cells[r][T].cpu_med);
                         printf(",\"ns_per_insert_per_thread\":");
                         cli_json_double(stdout, cells[r][T].ns[o->reps / 2] / (double)o->keys);
                         printf(",\"rounds_ns\":[");
@@ -316,7 +320,10 @@ int bench_threads_run(const bench_threads_opts *o)
                     const int rows3[3] = {ROW_CONC, ROW_MUTEX, ROW_PER_THREAD};
                     for (int q = 0; q < 3; q++) {
                         double cn = cells[rows3[q]][T].cpu_med;
-                        printf("  %6.1f (%5.1f)", cn, (double)T * 1e3 / cn);
+                        if (rows3[q] == ROW_MUTEX) /* serialised: no more cores help */
+                            printf("  %6.1f (    -)", cn);
+                        else
+                            printf("  %6.1f (%5.1f)", cn, (double)T * 1e3 / cn);
                     }
                     putchar('\n');
                 }
