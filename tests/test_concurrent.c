@@ -71,6 +71,13 @@ static uint8_t *save_and_check(const rbf *f, size_t *len)
 #define SCALE 1u
 #endif
 
+/* n / SCALE, and fewer under valgrind (RBF_TEST_SHRINK), but at least lo. */
+static uint64_t scaled(uint64_t n, uint64_t lo)
+{
+    uint64_t v = tu_scaled(n / SCALE);
+    return v < lo ? lo : v;
+}
+
 /* Key j of thread t: 16 distinct bytes. */
 static void make_key(uint8_t out[16], uint64_t t, uint64_t j)
 {
@@ -271,7 +278,7 @@ static void run_stress(rbf_config cfg, uint64_t per, int recycler, const char *n
 static void test_stress_variants(void **state)
 {
     (void)state;
-    const uint64_t per = 6000 / SCALE;
+    const uint64_t per = scaled(6000, 1500);
     const uint64_t M = 1u << 16;
     struct {
         uint64_t sigma, n;
@@ -306,7 +313,7 @@ static void test_nbounded_exact_cycles(void **state)
         stress st;
         memset(&st, 0, sizeof st);
         st.cfg = c;
-        st.per = (n == 1 ? 300 : 3000) / SCALE;
+        st.per = n == 1 ? scaled(300, 100) : scaled(3000, 1000);
         st.f = new_conc(c);
         pthread_barrier_init(&st.start, NULL, THREADS + 2);
         pthread_t th[THREADS + 2];
@@ -386,7 +393,7 @@ static void *same_thread(void *arg)
 static void test_same_as_single_threaded(void **state)
 {
     (void)state;
-    const uint64_t M = 1u << 20, n = 60000 / SCALE;
+    const uint64_t M = 1u << 20, n = scaled(60000, 10000);
     uint64_t *hashes = malloc(n * sizeof *hashes);
     assert_non_null(hashes);
     uint64_t g = 99;
@@ -469,7 +476,7 @@ static void test_fp_rate_in_model_interval(void **state)
     (void)state;
     const uint64_t M = 4096, sigma = 1200;
     const unsigned k = 3;
-    const uint64_t per = 100000 / SCALE, total = per * THREADS;
+    const uint64_t per = scaled(100000, 10000), total = per * THREADS;
     rbf_model_params p;
     rbf_model_params_init(&p);
     p.bits = M;
