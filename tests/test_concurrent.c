@@ -554,6 +554,7 @@ static void test_lockstep_single_thread(void **state)
         {20000, 0, 500, RBF_NON_COLLIDING, RBF_NON_RETAINING, 2, 5},
         {640, 0, 3, RBF_COLLIDING, RBF_NON_RETAINING, 2, 9},
         {4096, 60, 0, RBF_COLLIDING, RBF_RETAINING, 1, 40},
+        {4096, 400, 0, RBF_COLLIDING, RBF_NON_RETAINING, 1, 40}, /* repeated bits, slow path */
     };
     const uint64_t steps = 20000 / SCALE;
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {

@@ -401,10 +401,36 @@ void rbf__conc_recycle(struct rbf *f)
     exclusive_end(f);
 }
 
+/* Pairs with every word once (the masks of repeated words ORed), so that
+ * clear_count is exact; returns their number. */
+static unsigned merge_pairs(const uint64_t *w, const uint64_t *m, unsigned n, uint64_t *mw,
+                            uint64_t *mm)
+{
+    unsigned u = 0;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned j = 0;
+        while (j < u && mw[j] != w[i])
+            j++;
+        if (j == u) {
+            mw[u] = w[i];
+            mm[u++] = m[i];
+        } else {
+            mm[j] |= m[i];
+        }
+    }
+    return u;
+}
+
 /* The slow path: the single-writer decision on exact counts. */
 static RBF_NOINLINE int insert_slow(struct rbf *f, const uint64_t *w, const uint64_t *m, unsigned n)
 {
     struct rbf_conc *c = f->conc;
+    uint64_t mw[RBF_MAX_HASHES], mm[RBF_MAX_HASHES];
+    if (f->cfg.hashes > RBF_CONC_MERGE_MAX) { /* unmerged: a repeated bit would count twice */
+        n = merge_pairs(w, m, n, mw, mm);
+        w = mw;
+        m = mm;
+    }
     exclusive_begin(c);
     atomic_fetch_add_explicit(&c->slow, 1, memory_order_relaxed);
     uint64_t *a = LD(c->active);
