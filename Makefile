@@ -51,7 +51,7 @@ test-asan: deps
 # The concurrency tests (many threads on one filter) under ThreadSanitizer.
 test-tsan: deps
 	@test -f $(TSAN)/CMakeCache.txt || cmake -S . -B $(TSAN) -DRBF_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
-	cmake --build $(TSAN) -j $(JOBS) --target test_concurrent
+	cmake --build $(TSAN) -j $(JOBS) --target test_concurrent rbf_static
 	cd $(TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -L concurrency
 
 reproduce: all

@@ -51,7 +51,9 @@
  *     bits it newly set from the old words it got back.  Positions that
  *     share a word are merged into one (word, mask) pair first.
  *   - Counters live in those per-thread slots (64-byte lines, 128 slots,
- *     8 KiB per filter); rbf_get_stats sums them.
+ *     8 KiB per filter: the whole memory cost, with no spare bit array);
+ *     rbf_get_stats sums them.  Threads beyond 128 share slots (a busy
+ *     slot sends a thread on to the next one).
  *   - sigma and N are held exactly: a thread reserves budget for a message
  *     (its bits that look clear, and one message) from a private chunk it
  *     took from the filter's pool; chunks shrink as the pool nears the
@@ -67,8 +69,10 @@
  *     bits in place (no spare array: no memory beyond the slots), and opens
  *     the gate.  Each insert therefore takes effect wholly before or wholly
  *     after a recycle, and a message whose insert returned before a recycle
- *     began is held until that recycle; every rbf_contains that starts
- *     after the insert returned sees it.  rbf_contains and rbf_get_stats
+ *     began is held until that recycle: every rbf_contains, from any
+ *     thread, that starts after the insert returned and before that
+ *     recycle sees it (two-phase: until the message leaves the frozen
+ *     filter).  rbf_contains and rbf_get_stats
  *     take no slot: they read the gate before and after (a seqlock) and
  *     retry if a recycle ran meanwhile.  Inserters and readers wait (spin,
  *     then sched_yield) while a recycle clears the array: M/8 bytes of
@@ -84,9 +88,13 @@
  *     uses the filter (join or quiesce them first).
  *   - `concurrent` is a run-time choice: it is not saved; rbf_load gives a
  *     single-writer filter (rbf_set_concurrent switches it).
- *   - A single-writer filter is exactly as fast as before; a concurrent one
- *     costs more per insert on one thread (the atomics) but scales with
- *     threads (docs/performance.md, `rbf bench filter --threads N`).
+ *   - A single-writer filter is exactly as fast as before (the same
+ *     machine code on its fast paths).  A concurrent insert costs several
+ *     times a single-writer one on one thread (its atomic operations: about
+ *     one per word with a bit to set), but threads share no written cache
+ *     line on the fast path, so it scales with cores; on one or two cores a
+ *     mutex around a single-writer filter is faster (docs/performance.md,
+ *     `rbf bench filter --threads N`).
  */
 #ifndef RBF_H
 #define RBF_H
