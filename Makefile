@@ -2,17 +2,19 @@
 #   make             build build/rbf, build/librbf.a, build/librbf.so, build/rbf-bench,
 #                    build/rbf-redis.so (the Redis module, docs/redis.md)
 #   make test        install missing Debian packages, build, run every test, then
-#                    the whole suite again under ASan+UBSan and valgrind, then
-#                    each fuzz harness for FUZZ_SECONDS (docs/robustness.md)
+#                    the whole suite again under ASan+UBSan, the concurrency
+#                    tests under ThreadSanitizer, valgrind, then each fuzz
+#                    harness for FUZZ_SECONDS (docs/robustness.md)
 #   make reproduce   regenerate the paper's results into report/
 #   make install     install headers, libraries, the CLI and rbf.pc (PREFIX=/usr/local)
 BUILD     ?= build
 ASAN      ?= build-asan
+TSAN      ?= build-tsan
 PREFIX    ?= /usr/local
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure test test-fast test-asan test-valgrind reproduce reproduce-full install clean fuzz bench
+.PHONY: all deps configure test test-fast test-asan test-tsan test-valgrind reproduce reproduce-full install clean fuzz bench
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -26,6 +28,7 @@ configure: deps
 test: all
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory test-asan
+	$(MAKE) --no-print-directory test-tsan
 	$(MAKE) --no-print-directory test-valgrind
 	$(MAKE) --no-print-directory fuzz
 
@@ -46,6 +49,12 @@ test-asan: deps
 	cmake --build $(ASAN) -j $(JOBS)
 	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) -LE no-asan
 
+# The concurrency tests (many threads on one filter) under ThreadSanitizer.
+test-tsan: deps
+	@test -f $(TSAN)/CMakeCache.txt || cmake -S . -B $(TSAN) -DRBF_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(TSAN) -j $(JOBS) --target test_concurrent rbf_static
+	cd $(TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -L concurrency
+
 reproduce: all
 	$(BUILD)/rbf reproduce --out report
 
@@ -60,4 +69,4 @@ install: all
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(ASAN) build-valgrind build-fuzz
+	rm -rf $(BUILD) $(ASAN) $(TSAN) build-valgrind build-fuzz

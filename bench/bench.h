@@ -6,11 +6,32 @@
 #ifndef RBF_BENCH_H
 #define RBF_BENCH_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 int bench_dispatch(int argc, char **argv); /* argv[0] = "bench" */
 
 int bench_filter_main(int argc, char **argv); /* bench_filter.c: issue "filter throughput" */
 int bench_model_main(int argc, char **argv);  /* bench_model.c: fast vs paper, plan time */
 int bench_sim_main(int argc, char **argv);    /* bench_sim.c: simulator arrivals per second */
 int bench_dedup_main(int argc, char **argv);  /* bench_dedup.c: rbf dedup vs awk, sort -u */
+
+/* `rbf bench filter --threads N` (bench_threads.c): one filter shared by 1..N
+ * threads, concurrent vs mutex-guarded vs per-thread filters. */
+#define BENCH_MAX_THREADS 64u
+typedef struct bench_threads_opts {
+    unsigned threads;      /* N: thread counts 1..N */
+    const uint64_t *sizes; /* filter sizes in bytes */
+    size_t nsizes;
+    uint64_t keys;         /* inserts per thread per round */
+    unsigned reps;
+    unsigned k;
+    unsigned phases;
+    int hashing;           /* an rbf_hashing */
+    int recycle;           /* an rbf_recycle_mode */
+    uint64_t seed;
+    int json;
+} bench_threads_opts;
+int bench_threads_run(const bench_threads_opts *o);
 
 #endif

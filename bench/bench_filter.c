@@ -925,6 +925,12 @@ static void usage(FILE *fp)
             "                    instead of interleaving the rounds of all rows; a row then\n"
             "                    runs with its filter warm in the caches, as in a harness\n"
             "                    that times one library at a time\n"
+            "  --threads N       instead: one filter shared by 1, 2, ..., N threads (up to 64),\n"
+            "                    rbf_insert throughput of a concurrent filter (concurrent = 1)\n"
+            "                    vs a mutex-guarded single-writer filter vs one filter per\n"
+            "                    thread; --sizes (default 4MiB), --keys (per thread per round,\n"
+            "                    default 512Ki), --reps, --hashes, --phases, --hashing,\n"
+            "                    --recycle, --seed and --json apply\n"
             "  --json            one JSON object instead of the table\n"
             "  -h, --help        this help\n");
 }
@@ -947,7 +953,7 @@ int bench_filter_main(int argc, char **argv)
     size_t nsz = 3;
 
     enum { O_SIZES = 256, O_KEYS, O_REPS, O_BATCH, O_HASHES, O_FILLCAP, O_PHASES, O_HASHING,
-           O_RECYCLE, O_SEED, O_JSON, O_PREFILL, O_SEQUENTIAL, O_CHUNK };
+           O_RECYCLE, O_SEED, O_JSON, O_PREFILL, O_SEQUENTIAL, O_CHUNK, O_THREADS };
     static const struct option opts[] = {
         {"sizes", required_argument, NULL, O_SIZES},     {"keys", required_argument, NULL, O_KEYS},
         {"reps", required_argument, NULL, O_REPS},       {"batch", required_argument, NULL, O_BATCH},
@@ -956,8 +962,10 @@ int bench_filter_main(int argc, char **argv)
         {"recycle", required_argument, NULL, O_RECYCLE}, {"seed", required_argument, NULL, O_SEED},
         {"json", no_argument, NULL, O_JSON},             {"help", no_argument, NULL, 'h'},
         {"prefill", required_argument, NULL, O_PREFILL}, {"sequential", no_argument, NULL, O_SEQUENTIAL},
-        {"chunk", required_argument, NULL, O_CHUNK},
+        {"chunk", required_argument, NULL, O_CHUNK},     {"threads", required_argument, NULL, O_THREADS},
         {NULL, 0, NULL, 0}};
+    unsigned threads = 0;
+    int sizes_given = 0, keys_given = 0;
     opterr = 0;
     int o, rc, batch_given = 0;
     const char *err;
@@ -965,7 +973,14 @@ int bench_filter_main(int argc, char **argv)
     while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (o) {
         case 'h': usage(stdout); return cli_finish_stdout(CMD);
+        case O_THREADS:
+            if (cli_parse_uint(optarg, 1, BENCH_MAX_THREADS, &v, &err))
+                return cli_usage(CMD, "--threads: '%s': %s (1 to %u)", optarg, err,
+                                 BENCH_MAX_THREADS);
+            threads = (unsigned)v;
+            break;
         case O_SIZES: {
+            sizes_given = 1;
             nsz = 0;
             char *copy = strdup(optarg), *save = NULL;
             if (!copy)
@@ -990,6 +1005,7 @@ int bench_filter_main(int argc, char **argv)
             break;
         }
         case O_KEYS:
+            keys_given = 1;
             if (cli_parse_count(optarg, &v, &err) || v < 1 || v > (UINT64_C(1) << 34))
                 return cli_bad_value(CMD, "--keys", optarg, NULL, "a count from 1 to 16Gi");
             c.keys = v;
@@ -1056,6 +1072,21 @@ int bench_filter_main(int argc, char **argv)
     }
     if ((rc = cli_no_operands(CMD, argc, argv)))
         return rc;
+    if (threads) {
+        if (!sizes_given) {
+            sizes[0] = 4u << 20;
+            nsz = 1;
+        }
+        for (size_t s = 0; s < nsz; s++)
+            if (c.phases == 2 && sizes[s] * 8 / 2 <= 2 * (uint64_t)c.k)
+                return cli_usage(CMD, "--sizes: %llu bytes is too small for two phases",
+                                 (unsigned long long)sizes[s]);
+        bench_threads_opts to = {.threads = threads, .sizes = sizes, .nsizes = nsz,
+                                 .keys = keys_given ? c.keys : (1u << 19), .reps = c.reps,
+                                 .k = c.k, .phases = c.phases, .hashing = c.hashing,
+                                 .recycle = c.recycle, .seed = c.seed, .json = c.json};
+        return bench_threads_run(&to);
+    }
     if (c.batch > c.chunk)
         return cli_usage(CMD, "--chunk %zu is smaller than the batch, %zu keys (--batch%s)", c.chunk,
                          c.batch, batch_given ? "" : ", default");

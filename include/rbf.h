@@ -35,9 +35,66 @@
  * The version, status codes, the hashing and recycling enums, the
  * allocator hook and the ABI policy (how rbf_config and rbf_stats grow)
  * are in rbf_base.h, included here.
- * The library never prints, exits or aborts.  An rbf handle is not
+ * The library never prints, exits or aborts.
+ *
+ * Threads.  A filter made with `concurrent = 0` (the default) is not
  * thread-safe: use one per thread or lock around it; rbf_contains* on a
- * handle that no thread modifies may run concurrently.
+ * handle that no thread modifies may run concurrently.  A filter made with
+ * `concurrent = 1` (or switched with rbf_set_concurrent) may be used by any
+ * number of threads at once through rbf_insert*, rbf_contains*, the batch
+ * calls, rbf_recycle, rbf_get_stats, rbf_save* and the read-only calls
+ * (rbf_get_config, rbf_hash, rbf_positions), for every variant:
+ *
+ *   - Inserts take no lock.  A thread announces itself in a slot of its
+ *     own (one CAS on a cache line no other thread writes), tests the k
+ *     bits, ORs the words that change with atomic fetch-or, and counts the
+ *     bits it newly set from the old words it got back.  Positions that
+ *     share a word are merged into one (word, mask) pair first.
+ *   - Counters live in those per-thread slots (64-byte lines, 128 slots,
+ *     8 KiB per filter: the whole memory cost, with no spare bit array);
+ *     rbf_get_stats sums them.  Threads beyond 128 share slots (a busy
+ *     slot sends a thread on to the next one).
+ *   - sigma and N are held exactly: a thread reserves budget for a message
+ *     (its bits that look clear, and one message) from a private chunk it
+ *     took from the filter's pool; chunks shrink as the pool nears the
+ *     threshold.  A message for which the pool has no budget left takes the
+ *     slow path: it stops the inserters (see recycling below), settles
+ *     every thread's chunk, and decides on the exact counts, just as the
+ *     single-writer filter would.  So the recycle point is exactly the
+ *     single-writer one (the first message with b + d > sigma, or the N-th
+ *     bit-setting message), sigma is never exceeded, and the models apply
+ *     unchanged.
+ *   - Recycling is linearizable.  The recycler closes a gate (a generation
+ *     counter, odd while closed), waits until no slot is in use, clears the
+ *     bits in place (no spare array: no memory beyond the slots), and opens
+ *     the gate.  Each insert therefore takes effect wholly before or wholly
+ *     after a recycle, and a message whose insert returned before a recycle
+ *     began is held until that recycle: every rbf_contains, from any
+ *     thread, that starts after the insert returned and before that
+ *     recycle sees it (two-phase: until the message leaves the frozen
+ *     filter).  rbf_contains and rbf_get_stats
+ *     take no slot: they read the gate before and after (a seqlock) and
+ *     retry if a recycle ran meanwhile.  Inserters and readers wait (spin,
+ *     then sched_yield) while a recycle clears the array: M/8 bytes of
+ *     stores.
+ *   - Two threads inserting the same message at the same moment may both
+ *     be told "new" (each set some of its bits); a single writer would have
+ *     told the second "seen".  Counters still agree with the bits.
+ *   - rbf_save, rbf_save_buffer and rbf_save_size may run while other
+ *     threads insert: saving stops the inserters while the filter is
+ *     serialised (into the buffer, or written to the file; the fsync and
+ *     rename come after), so the saved file is a consistent state.
+ *   - rbf_free and rbf_set_concurrent must not run while any other thread
+ *     uses the filter (join or quiesce them first).
+ *   - `concurrent` is a run-time choice: it is not saved; rbf_load gives a
+ *     single-writer filter (rbf_set_concurrent switches it).
+ *   - A single-writer filter is exactly as fast as before (the same
+ *     machine code on its fast paths).  A concurrent insert costs several
+ *     times a single-writer one on one thread (its atomic operations: about
+ *     one per word with a bit to set), but threads share no written cache
+ *     line on the fast path, so it scales with cores; on one or two cores a
+ *     mutex around a single-writer filter is faster (docs/performance.md,
+ *     `rbf bench filter --threads N`).
  */
 #ifndef RBF_H
 #define RBF_H
@@ -51,6 +108,9 @@
 extern "C" {
 #endif
 
+/* Bit layout: see rbf_config.layout. */
+typedef enum { RBF_LAYOUT_FLAT = 0, RBF_LAYOUT_BLOCKED = 1 } rbf_layout;
+
 /* Filter configuration.  Initialise with rbf_config_init(), then set
  * `bits`, `hashes` and exactly one of `sigma` / `messages`. */
 typedef struct rbf_config {
@@ -63,7 +123,9 @@ typedef struct rbf_config {
     unsigned phases;          /* 1 (default) or 2 */
     uint64_t seed;            /* hash key: rbf_config_init draws one from the OS;
                                  set it yourself for reproducible positions */
-    uint64_t reserved_[8];    /* zero: room for new fields (rbf_base.h) */
+    rbf_layout layout;        /* RBF_LAYOUT_FLAT (default) or RBF_LAYOUT_BLOCKED */
+    unsigned concurrent;      /* 0 (default): single writer; 1: thread-safe, lock-free inserts */
+    uint64_t reserved_[7];    /* zero: room for new fields (rbf_base.h) */
 } rbf_config;
 
 /* Counters of a filter.  All counts are since rbf_new()/rbf_load(). */
@@ -95,7 +157,8 @@ RBF_API void rbf_config_init(rbf_config *cfg);
  * sigma/messages, sigma < hashes or sigma >= bits per filter, phases not 1
  * or 2, non-colliding with hashes > bits per filter, an unknown enum, a
  * non-zero reserved word) or
- * RBF_ENOMEM (bits too large to address).  If `why` is not NULL it receives
+ * RBF_ENOMEM (bits too large to address); also RBF_EINVAL for a layout
+ * other than RBF_LAYOUT_FLAT in this version, or concurrent not 0 or 1.  If `why` is not NULL it receives
  * a static string saying what is wrong, or NULL on success. */
 RBF_API int rbf_config_check(const rbf_config *cfg, const char **why);
 
@@ -165,8 +228,18 @@ RBF_API int rbf_positions(const rbf *f, uint64_t hash, uint64_t *pos);
  * RBF_EINVAL if f is NULL. */
 RBF_API int rbf_recycle(rbf *f);
 
-/* Read the counters.  `out` is fully written; f must not be NULL. */
+/* Read the counters.  `out` is fully written; f must not be NULL.  On a
+ * concurrent filter the counts are a consistent sum taken while no recycle
+ * ran: bits_set <= sigma and reported_new <= inserts hold, and each count
+ * lies between its values at the start and at the end of the call. */
 RBF_API void rbf_get_stats(const rbf *f, rbf_stats *out);
+
+/* Make a filter concurrent (1) or single-writer (0), e.g. one loaded with
+ * rbf_load, which is always single-writer.  No other thread may use f
+ * during the call.  Returns RBF_OK, RBF_EINVAL (f NULL or concurrent not
+ * 0/1) or RBF_ENOMEM (the per-thread slots could not be allocated; f is
+ * unchanged). */
+RBF_API int rbf_set_concurrent(rbf *f, unsigned concurrent);
 
 /* Save a filter to `path`, atomically: written to a temporary file
  * `path`.tmp.XXXXXX in the same directory, fsync'ed, then renamed over

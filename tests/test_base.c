@@ -73,7 +73,9 @@ static void test_abi_layout(void **state)
     }
     assert_int_equal(sizeof(rbf_config), 120);
     assert_int_equal(offsetof(rbf_config, seed), 48);
-    assert_int_equal(offsetof(rbf_config, reserved_), 56);
+    assert_int_equal(offsetof(rbf_config, layout), 56);
+    assert_int_equal(offsetof(rbf_config, concurrent), 60);
+    assert_int_equal(offsetof(rbf_config, reserved_), 64);
     assert_int_equal(sizeof(rbf_stats), 128);
     assert_int_equal(offsetof(rbf_stats, reserved_), 64);
     assert_int_equal(sizeof(rbf_allocator), 64);
@@ -96,7 +98,7 @@ static void test_reserved_refused(void **state)
     c.sigma = 300;
     const char *why = NULL;
     assert_int_equal(rbf_config_check(&c, &why), RBF_OK);
-    c.reserved_[7] = 1;
+    c.reserved_[6] = 1;
     assert_int_equal(rbf_config_check(&c, &why), RBF_EINVAL);
     assert_non_null(strstr(why, "rbf_config_init"));
     rbf *f = (rbf *)&c;

@@ -198,6 +198,10 @@ static void test_fault_new(void **state)
     new_st s2 = {filter_config(2, 0, 100), NULL};
     fault_case c2 = {"rbf_new two-phase", new_run, new_check, new_release, &s2};
     run_faults(&c2);
+    new_st s3 = {filter_config(2, 2000, 0), NULL};
+    s3.cfg.concurrent = 1; /* the per-thread slots are one more allocation */
+    fault_case c3 = {"rbf_new concurrent two-phase", new_run, new_check, new_release, &s3};
+    run_faults(&c3);
 }
 
 /* A saved filter, its image, and its answers on a probe set. */

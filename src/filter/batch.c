@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "concurrent.h"
 #include "insert.h"
 
 /* ---- batches
@@ -76,6 +77,8 @@ static inline void ring_fill(const struct rbf *f, uint64_t *slot, uint64_t hash,
 static int64_t run_batch(struct rbf *f, int insert, const uint64_t *hashes, const void *const *keys,
                          const size_t *lens, size_t n, uint8_t *results)
 {
+    if (RBF_UNLIKELY(f->conc))
+        return rbf__conc_batch(f, insert, hashes, keys, lens, n, results);
 #ifdef RBF_HAVE_AVX512
     /* A filter that fits in L2 gains nothing from the pipeline (its loads
      * are short), and the single-message gather path issues fewer

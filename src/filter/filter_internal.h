@@ -10,6 +10,7 @@
  *   insert.h/.c      test-and-insert and membership, one message at a time
  *   insert_avx512.c  the same on AVX-512: gathers, one function per k
  *   batch.c          the prefetching pipeline of the batch calls
+ *   concurrent.c/.h  the thread-safe filter (cfg.concurrent = 1)
  *   io.c             save and load
  * Memory (cache-line aligned arrays, huge pages) is the base module's
  * (src/base/alloc.c).
@@ -43,6 +44,12 @@ struct rbf {
      * RBF_SIMD_VEC, plus RBF_SIMD_GATHER for the one-phase colliding k <= 8
      * insertion by gather (AVX-512 CD too). */
     unsigned simd;
+    /* Concurrent filters only (cfg.concurrent = 1, concurrent.c): the
+     * per-thread slots, the gate and the budget pools; NULL otherwise.  A
+     * concurrent filter has simd = 0, so that the single-writer gather
+     * path is never taken and the dispatch to concurrent.c costs the
+     * single-writer fast path nothing. */
+    struct rbf_conc *conc;
 };
 
 #define RBF_SIMD_VEC 1u

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "concurrent.h"
 #include "insert.h"
 
 RBF_NOINLINE int rbf__threshold1(struct rbf *f, uint64_t hash, const uint64_t *pos, unsigned d)
@@ -71,6 +72,8 @@ static inline int insert_hash(struct rbf *f, uint64_t hash)
     if (f->simd)
         return rbf__insert_hash_avx512(f, hash);
 #endif
+    if (RBF_UNLIKELY(f->conc)) /* concurrent filters have simd = 0 */
+        return rbf__conc_insert_hash(f, hash);
     uint64_t pos[RBF_MAX_HASHES];
     positions(f, hash, pos);
     return insert_positions(f, pos);
@@ -107,6 +110,8 @@ static inline int contains_hash(const struct rbf *f, uint64_t hash)
         return rbf__contains_hash_avx512(f, hash);
     }
 #endif
+    if (RBF_UNLIKELY(f->conc)) /* concurrent filters have simd = 0 */
+        return rbf__conc_contains_hash(f, hash);
     if (!f->frozen && f->cfg.hashing == RBF_COLLIDING)
         return contains1_colliding(f, hash);
     uint64_t pos[RBF_MAX_HASHES];

@@ -34,6 +34,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "concurrent.h"
 #include "filter_internal.h"
 #include "rbf.h"
 #include "rbf_alloc.h"
@@ -97,7 +98,7 @@ static void encode_header(const struct rbf *f, uint8_t h[RBF_HEADER_SIZE])
 
 static uint64_t body_words(const struct rbf *f)
 {
-    return f->nwords * (f->frozen ? 2u : 1u);
+    return f->nwords * f->cfg.phases; /* not f->frozen: a concurrent recycle may swap it */
 }
 
 int rbf_save_size(const rbf *f, uint64_t *size)
@@ -150,7 +151,21 @@ static int write_words(struct sink *s, const uint64_t *w, uint64_t n)
     return RBF_OK;
 }
 
+static int serialise_state(const struct rbf *f, struct sink *s);
+
+/* A concurrent filter is saved in an exclusive section: its inserters wait,
+ * so the file holds one consistent state (the counters settled). */
 static int serialise(const struct rbf *f, struct sink *s)
+{
+    if (!f->conc)
+        return serialise_state(f, s);
+    rbf__conc_exclusive_begin(f);
+    int rc = serialise_state(f, s);
+    rbf__conc_exclusive_end(f);
+    return rc;
+}
+
+static int serialise_state(const struct rbf *f, struct sink *s)
 {
     uint8_t h[RBF_HEADER_SIZE];
     XXH3_state_t st;

@@ -14,8 +14,14 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "concurrent.h"
 #include "filter_internal.h"
 #include "rbf_alloc.h"
+
+/* The ABI (rbf_base.h): rbf_config keeps its size; tests/test_base.c pins
+ * the offsets. */
+_Static_assert(sizeof(void *) != 8 || sizeof(rbf_config) == 120,
+               "rbf_config must stay 120 bytes on LP64");
 
 /* Bytes of a bit array of nwords words (nwords is checked against SIZE_MAX
  * by rbf_config_check). */
@@ -72,6 +78,11 @@ int rbf_config_check(const rbf_config *cfg, const char **why)
     else if (!reserved_zero(cfg->reserved_, sizeof cfg->reserved_ / sizeof cfg->reserved_[0]))
         w = "a field this version of the library does not know is set (fill the "
             "configuration with rbf_config_init first)";
+    else if (cfg->layout != RBF_LAYOUT_FLAT)
+        w = cfg->layout == RBF_LAYOUT_BLOCKED ? "the blocked layout is not available"
+                                              : "layout must be RBF_LAYOUT_FLAT";
+    else if (cfg->concurrent > 1)
+        w = "concurrent must be 0 or 1";
     else if (cfg->phases != 1 && cfg->phases != 2)
         w = "phases must be 1 or 2";
     else if (cfg->bits == 0)
@@ -125,6 +136,12 @@ int rbf__alloc(const rbf_config *cfg, struct rbf **out)
     f->limit_bits = cfg->sigma ? cfg->sigma : UINT64_MAX;
     f->limit_msgs = cfg->messages ? cfg->messages : UINT64_MAX;
     f->simd = rbf__simd_usable(cfg, f->m);
+    if (cfg->concurrent && rbf__conc_attach(f) != RBF_OK) {
+        rbf__free_lines(f->active, words_bytes(f->nwords));
+        rbf__free_lines(f->frozen, words_bytes(f->nwords));
+        rbf__free(f);
+        return RBF_ENOMEM;
+    }
     *out = f;
     return RBF_OK;
 }
@@ -144,6 +161,7 @@ void rbf_free(rbf *f)
 {
     if (!f)
         return;
+    rbf__conc_detach(f);
     rbf__free_lines(f->active, words_bytes(f->nwords));
     rbf__free_lines(f->frozen, words_bytes(f->nwords));
     rbf__free(f);
@@ -182,7 +200,21 @@ int rbf_recycle(rbf *f)
 {
     if (!f)
         return RBF_EINVAL;
-    rbf__recycle(f);
+    if (f->conc)
+        rbf__conc_recycle(f);
+    else
+        rbf__recycle(f);
+    return RBF_OK;
+}
+
+int rbf_set_concurrent(rbf *f, unsigned concurrent)
+{
+    if (!f || concurrent > 1)
+        return RBF_EINVAL;
+    if (concurrent && !f->conc)
+        return rbf__conc_attach(f);
+    if (!concurrent && f->conc)
+        rbf__conc_detach(f);
     return RBF_OK;
 }
 
@@ -195,6 +227,11 @@ void rbf_get_stats(const rbf *f, rbf_stats *out)
     if (!f)
         return;
     out->bits = f->m;
+    out->seed = f->cfg.seed;
+    if (f->conc) {
+        rbf__conc_stats(f, out);
+        return;
+    }
     out->bits_set = f->b;
     out->frozen_bits_set = f->fb;
     out->cycles = f->cycles;

@@ -22,6 +22,24 @@ assert {"rbf_insert", "rbf_insert_keys", "rbf_contains"} <= names, names
 assert all(r["ns_per_op"] > 0 and len(r["rounds_ns_per_op"]) == 1 for r in rows)
 PY
 done
+# --threads: one filter shared by 1..N threads, every row present
+ARGS="--threads 2 --sizes 64KiB --keys 4096 --reps 1 --json"
+expect_ok $ARGS
+CHECKS=$((CHECKS + 1))
+python3 - "$OUT" <<'PY' || bad "$ARGS: unexpected JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["benchmark"] == "filter-threads" and d["max_threads"] == 2
+s = d["sizes"][0]
+assert s["bytes"] == 65536
+got = {(r["implementation"], r["threads"]) for r in s["rows"]}
+want = {("single-writer, no lock", 1)} | {(n, t) for n in ("concurrent", "mutex", "per-thread") for t in (1, 2)}
+assert got == want, got
+assert all(r["mops"] > 0 and r["cpu_ns_per_insert"] > 0 and len(r["rounds_ns"]) == 1 for r in s["rows"])
+assert s["concurrent_2t_over_1t"] > 0 and s["concurrent_2t_over_1t_if_free_cores"] > 0
+PY
+expect_usage "--threads" --threads 0
+expect_usage "--threads" --threads 65
 expect_usage "--sequential" --sequential=1
 expect_usage "--chunk" --chunk 0
 expect_usage "--chunk" --chunk 100 --batch 256

@@ -1,0 +1,371 @@
+/*
+ * bench_threads.c -- `rbf bench filter --threads N`: test-and-insert
+ * throughput of one filter shared by 1, 2, ..., N threads.
+ *
+ * Rows, for each thread count T:
+ *
+ *   concurrent   one filter with cfg.concurrent = 1, T threads inserting
+ *                into it at once (the lock-free path);
+ *   mutex        one single-writer filter (concurrent = 0) behind a
+ *                pthread mutex taken around every rbf_insert;
+ *   per-thread   T single-writer filters of the same size, one per thread
+ *                (T times the memory, and each remembers only its thread's
+ *                messages: what a program does today to avoid the lock);
+ *
+ * and, for reference, the single-writer filter on one thread without a lock
+ * (concurrent = 0, the ordinary rbf_insert).
+ *
+ * Method: every thread inserts `keys` fresh 16-byte keys per round, each
+ * key one rbf_insert call, from a buffer generated before the round
+ * (untimed).  The threads wait at a barrier; the round's time runs from the
+ * barrier to the last thread's end, so it includes any imbalance between
+ * threads.  Throughput = T x keys / time.  One warm-up round, then `reps`
+ * timed rounds; the rounds of all rows and thread counts are interleaved
+ * (round r of every row, then round r+1) so that load from elsewhere hits
+ * them alike; the median round is reported.
+ *
+ * Each thread also measures its own CPU time (CLOCK_THREAD_CPUTIME_ID) over
+ * its loop; "CPU ns/insert" is the threads' CPU time over the inserts.  On
+ * a machine with free cores the wall-clock throughput is what counts; on a
+ * loaded or small machine, where threads wait for a core, the CPU time per
+ * insert still shows what an insert costs at each thread count (contention
+ * included), and T / (CPU ns per insert) is the throughput T free cores
+ * would give ("if T free cores"; not for the mutex row, whose threads wait
+ * for the lock without using CPU, so more cores do not help it).  The filters are sigma-bounded
+ * with sigma = half their bits and keep recycling, inside the timed
+ * region, as in use.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+#include "cli_util.h"
+#include "rbf.h"
+
+#define CMD "bench filter"
+#define KEY_LEN 16u
+
+enum row { ROW_SINGLE, ROW_CONC, ROW_MUTEX, ROW_PER_THREAD, NROWS };
+static const char *const row_names[NROWS] = {"single-writer, no lock", "concurrent",
+                                             "mutex", "per-thread"};
+
+typedef struct shared {
+    const bench_threads_opts *o;
+    uint64_t bytes;
+    enum row row;
+    unsigned threads;
+    rbf *one;             /* the shared filter (concurrent, mutex, single) */
+    rbf **own;            /* per-thread filters */
+    pthread_mutex_t lock;
+    pthread_barrier_t go;
+    uint8_t **keys;       /* per thread: keys x KEY_LEN bytes */
+    volatile uint64_t sink;
+    double cpu_ns[BENCH_MAX_THREADS]; /* each thread's CPU time in the last round */
+} shared;
+
+static double thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+typedef struct worker {
+    shared *s;
+    unsigned t;
+} worker;
+
+static void gen_keys(uint8_t *out, uint64_t n, uint64_t stream, uint64_t *next)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t j = (*next)++;
+        uint64_t a = rbf_splitmix64_mix(stream + (2 * j + 1) * RBF_GOLDEN);
+        uint64_t b = rbf_splitmix64_mix(stream + (2 * j + 2) * RBF_GOLDEN);
+        memcpy(out + i * KEY_LEN, &a, 8);
+        memcpy(out + i * KEY_LEN + 8, &b, 8);
+    }
+}
+
+static void *run_worker(void *arg)
+{
+    worker *w = arg;
+    shared *s = w->s;
+    const uint8_t *k = s->keys[w->t];
+    const uint64_t n = s->o->keys;
+    int64_t r = 0;
+    pthread_barrier_wait(&s->go);
+    double c0 = thread_cpu_ns();
+    switch (s->row) {
+    case ROW_SINGLE:
+    case ROW_CONC:
+        for (uint64_t i = 0; i < n; i++)
+            r += rbf_insert(s->one, k + i * KEY_LEN, KEY_LEN);
+        break;
+    case ROW_MUTEX:
+        for (uint64_t i = 0; i < n; i++) {
+            pthread_mutex_lock(&s->lock);
+            r += rbf_insert(s->one, k + i * KEY_LEN, KEY_LEN);
+            pthread_mutex_unlock(&s->lock);
+        }
+        break;
+    case ROW_PER_THREAD: {
+        rbf *f = s->own[w->t];
+        for (uint64_t i = 0; i < n; i++)
+            r += rbf_insert(f, k + i * KEY_LEN, KEY_LEN);
+        break;
+    }
+    default: break;
+    }
+    s->cpu_ns[w->t] = thread_cpu_ns() - c0;
+    s->sink += (uint64_t)r;
+    return NULL;
+}
+
+static int make_filter(const bench_threads_opts *o, uint64_t bytes, unsigned concurrent, rbf **out)
+{
+    rbf_config c;
+    rbf_config_init(&c);
+    c.bits = bytes * 8;
+    c.hashes = o->k;
+    c.phases = o->phases;
+    c.sigma = c.bits / o->phases / 2;
+    c.hashing = (rbf_hashing)o->hashing;
+    c.recycle = (rbf_recycle_mode)o->recycle;
+    c.seed = o->seed;
+    c.concurrent = concurrent;
+    return rbf_new(&c, out);
+}
+
+/* One timed round of a row at T threads: ns for the whole round; *cpu
+ * receives the threads' CPU ns per insert. */
+static double run_round(shared *s, uint64_t *next_key, uint64_t stream, double *cpu)
+{
+    unsigned T = s->threads;
+    for (unsigned t = 0; t < T; t++)
+        gen_keys(s->keys[t], s->o->keys, stream + t * 0x5851f42d4c957f2dULL, next_key);
+    pthread_t th[BENCH_MAX_THREADS];
+    worker w[BENCH_MAX_THREADS];
+    pthread_barrier_init(&s->go, NULL, T + 1);
+    for (unsigned t = 0; t < T; t++) {
+        w[t].s = s;
+        w[t].t = t;
+        if (pthread_create(&th[t], NULL, run_worker, &w[t]) != 0) {
+            /* cannot happen with the small counts allowed; run inline */
+            return -1;
+        }
+    }
+    pthread_barrier_wait(&s->go);
+    double t0 = cli_wall_seconds();
+    for (unsigned t = 0; t < T; t++)
+        pthread_join(th[t], NULL);
+    double t1 = cli_wall_seconds();
+    pthread_barrier_destroy(&s->go);
+    double c = 0;
+    for (unsigned t = 0; t < T; t++)
+        c += s->cpu_ns[t];
+    *cpu = c / ((double)T * (double)s->o->keys);
+    return (t1 - t0) * 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct cell {
+    double *ns;  /* per round */
+    double *cpu; /* CPU ns per insert, per round */
+    double mops;
+    double cpu_med;
+} cell;
+
+int bench_threads_run(const bench_threads_opts *o)
+{
+    const unsigned N = o->threads;
+    int rc = 0;
+    double la[1] = {0};
+    double load0 = getloadavg(la, 1) == 1 ? la[0] : -1;
+    if (o->json)
+        printf("{\"benchmark\":\"filter-threads\",\"rbf_version\":\"%s\",\"hashes\":%u,"
+               "\"key_bytes\":%u,\"keys_per_thread_per_round\":%llu,\"reps\":%u,"
+               "\"warmup_rounds\":1,\"phases\":%u,\"seed\":%llu,\"max_threads\":%u,\"sizes\":[",
+               rbf_version(), o->k, KEY_LEN, (unsigned long long)o->keys, o->reps, o->phases,
+               (unsigned long long)o->seed, N);
+    else
+        printf("rbf bench filter --threads %u: k = %u, 16-byte fresh keys, one rbf_insert per key, "
+               "%llu keys per thread per round, median of %u rounds after 1 warm-up (rows and "
+               "thread counts interleaved)\nrbf: %s, %s, %u phase%s, sigma = bits per filter / 2; "
+               "load average %.2f at start\n",
+               N, o->k, (unsigned long long)o->keys, o->reps,
+               o->hashing == RBF_NON_COLLIDING ? "non-colliding" : "colliding",
+               o->recycle == RBF_RETAINING ? "retaining" : "non-retaining", o->phases,
+               o->phases == 1 ? "" : "s", load0);
+    for (size_t si = 0; si < o->nsizes && rc == 0; si++) {
+        uint64_t bytes = o->sizes[si];
+        shared s;
+        memset(&s, 0, sizeof s);
+        s.o = o;
+        s.bytes = bytes;
+        pthread_mutex_init(&s.lock, NULL);
+        s.keys = calloc(N, sizeof *s.keys);
+        s.own = calloc(N, sizeof *s.own);
+        rbf *single = NULL, *conc = NULL, *mutexed = NULL;
+        cell cells[NROWS][BENCH_MAX_THREADS + 1];
+        memset(cells, 0, sizeof cells);
+        int ok = s.keys && s.own && make_filter(o, bytes, 0, &single) == RBF_OK &&
+                 make_filter(o, bytes, 1, &conc) == RBF_OK &&
+                 make_filter(o, bytes, 0, &mutexed) == RBF_OK;
+        for (unsigned t = 0; ok && t < N; t++)
+            ok = (s.keys[t] = malloc(o->keys * KEY_LEN)) != NULL &&
+                 make_filter(o, bytes, 0, &s.own[t]) == RBF_OK;
+        for (int r = 0; ok && r < NROWS; r++)
+            for (unsigned T = 1; ok && T <= N; T++)
+                ok = (cells[r][T].ns = calloc(o->reps, sizeof(double))) != NULL &&
+                     (cells[r][T].cpu = calloc(o->reps, sizeof(double))) != NULL;
+        if (!ok) {
+            rc = cli_fail(CMD, "out of memory for %llu-byte filters x %u threads",
+                          (unsigned long long)bytes, N);
+        }
+        uint64_t next_key = 0, stream = rbf_splitmix64_mix(o->seed ^ 0x7417eadULL);
+        for (unsigned round = 0; ok && round <= o->reps; round++) {
+            for (int r = 0; ok && r < NROWS; r++) {
+                for (unsigned T = 1; T <= N; T++) {
+                    if (r == ROW_SINGLE && T > 1)
+                        break;
+                    s.row = (enum row)r;
+                    s.threads = T;
+                    s.one = r == ROW_SINGLE ? single : r == ROW_CONC ? conc : mutexed;
+                    double cpu = 0;
+                    double ns = run_round(&s, &next_key, stream, &cpu);
+                    if (ns < 0) {
+                        rc = cli_fail(CMD, "cannot create %u threads", T);
+                        ok = 0;
+                        break;
+                    }
+                    if (round > 0) { /* round 0 warms up */
+                        cells[r][T].ns[round - 1] = ns;
+                        cells[r][T].cpu[round - 1] = cpu;
+                    }
+                }
+            }
+        }
+        if (ok) {
+            for (int r = 0; r < NROWS; r++)
+                for (unsigned T = 1; T <= N; T++) {
+                    if (r == ROW_SINGLE && T > 1)
+                        break;
+                    qsort(cells[r][T].ns, o->reps, sizeof(double), cmp_double);
+                    double med = cells[r][T].ns[o->reps / 2];
+                    cells[r][T].mops = (double)T * (double)o->keys / med * 1e3;
+                    qsort(cells[r][T].cpu, o->reps, sizeof(double), cmp_double);
+                    cells[r][T].cpu_med = cells[r][T].cpu[o->reps / 2];
+                }
+            rbf_stats cs;
+            rbf_get_stats(conc, &cs);
+            if (o->json) {
+                printf("%s{\"bytes\":%llu,\"concurrent_cycles\":%llu,\"rows\":[", si ? "," : "",
+                       (unsigned long long)bytes, (unsigned long long)cs.cycles);
+                int first = 1;
+                for (int r = 0; r < NROWS; r++)
+                    for (unsigned T = 1; T <= N; T++) {
+                        if (r == ROW_SINGLE && T > 1)
+                            break;
+                        printf("%s{\"implementation\":", first ? "" : ",");
+                        first = 0;
+                        cli_json_string(stdout, row_names[r]);
+                        printf(",\"threads\":%u,\"mops\":", T);
+                        cli_json_double(stdout, cells[r][T].mops);
+                        printf(",\"cpu_ns_per_insert\":");
+                        cli_json_double(stdout, cells[r][T].cpu_med);
+                        printf(",\"mops_if_free_cores\":");
+                        if (r == ROW_MUTEX)
+                            printf("null");
+                        else
+                            cli_json_double(stdout, (double)T * 1e3 / cells[r][T].cpu_med);
+                        printf(",\"ns_per_insert_per_thread\":");
+                        cli_json_double(stdout, cells[r][T].ns[o->reps / 2] / (double)o->keys);
+                        printf(",\"rounds_ns\":[");
+                        for (unsigned i = 0; i < o->reps; i++) {
+                            if (i)
+                                putchar(',');
+                            cli_json_double(stdout, cells[r][T].ns[i]);
+                        }
+                        printf("]}");
+                    }
+                printf("],\"concurrent_2t_over_1t\":");
+                if (N >= 2)
+                    cli_json_double(stdout, cells[ROW_CONC][2].mops / cells[ROW_CONC][1].mops);
+                else
+                    printf("null");
+                printf(",\"concurrent_2t_over_1t_if_free_cores\":");
+                if (N >= 2)
+                    cli_json_double(stdout, 2 * cells[ROW_CONC][1].cpu_med /
+                                                cells[ROW_CONC][2].cpu_med);
+                else
+                    printf("null");
+                printf("}");
+            } else {
+                printf("\n%llu KiB per filter (concurrent filter: %llu recycles)\n",
+                       (unsigned long long)(bytes >> 10), (unsigned long long)cs.cycles);
+                printf("  wall clock: Mops/s (all threads)              CPU ns per insert (if T free cores: Mops/s)\n");
+                printf("  threads  concurrent (vs 1T)   mutex  per-thread   concurrent        mutex   per-thread\n");
+                for (unsigned T = 1; T <= N; T++) {
+                    printf("  %7u  %10.1f %6.2fx %7.1f %11.1f", T, cells[ROW_CONC][T].mops,
+                           cells[ROW_CONC][T].mops / cells[ROW_CONC][1].mops,
+                           cells[ROW_MUTEX][T].mops, cells[ROW_PER_THREAD][T].mops);
+                    const int rows3[3] = {ROW_CONC, ROW_MUTEX, ROW_PER_THREAD};
+                    for (int q = 0; q < 3; q++) {
+                        double cn = cells[rows3[q]][T].cpu_med;
+                        if (rows3[q] == ROW_MUTEX) /* serialised: no more cores help */
+                            printf("  %6.1f (    -)", cn);
+                        else
+                            printf("  %6.1f (%5.1f)", cn, (double)T * 1e3 / cn);
+                    }
+                    putchar('\n');
+                }
+                printf("  single-writer filter (concurrent = 0), one thread, no lock: %.1f Mops/s, "
+                       "%.1f CPU ns per insert\n",
+                       cells[ROW_SINGLE][1].mops, cells[ROW_SINGLE][1].cpu_med);
+                if (N >= 2)
+                    printf("  2 threads / 1 thread, concurrent = 1: %.2fx wall clock; %.2fx if 2 "
+                           "free cores (from CPU time per insert)\n",
+                           cells[ROW_CONC][2].mops / cells[ROW_CONC][1].mops,
+                           2 * cells[ROW_CONC][1].cpu_med / cells[ROW_CONC][2].cpu_med);
+            }
+        }
+        for (int r = 0; r < NROWS; r++)
+            for (unsigned T = 1; T <= N; T++) {
+                free(cells[r][T].ns);
+                free(cells[r][T].cpu);
+            }
+        for (unsigned t = 0; t < N; t++) {
+            if (s.keys)
+                free(s.keys[t]);
+            if (s.own)
+                rbf_free(s.own[t]);
+        }
+        free(s.keys);
+        free(s.own);
+        rbf_free(single);
+        rbf_free(conc);
+        rbf_free(mutexed);
+        pthread_mutex_destroy(&s.lock);
+    }
+    if (rc)
+        return rc;
+    double load1 = getloadavg(la, 1) == 1 ? la[0] : -1;
+    if (o->json) {
+        printf("],\"load_start\":");
+        cli_json_double(stdout, load0);
+        printf(",\"load_end\":");
+        cli_json_double(stdout, load1);
+        printf("}\n");
+    } else {
+        printf("\nload average %.2f at end\n", load1);
+    }
+    return cli_finish_stdout(CMD);
+}

@@ -1,0 +1,48 @@
+/*
+ * concurrent.h -- the thread-safe filter (cfg.concurrent = 1).  Internal.
+ *
+ * The design is described in concurrent.c and in rbf.h ("Threads"); the
+ * public calls dispatch here when f->conc is set.
+ */
+#ifndef RBF_FILTER_CONCURRENT_H
+#define RBF_FILTER_CONCURRENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "filter_internal.h"
+
+/* Make f concurrent: allocate the slots and the pools, starting from f's
+ * counters, and turn off the single-writer SIMD paths (f->simd = 0).
+ * RBF_OK or RBF_ENOMEM (f unchanged). */
+int rbf__conc_attach(struct rbf *f);
+
+/* Back to single writer: settle the counters into f and free the state.
+ * No other thread may use f. */
+void rbf__conc_detach(struct rbf *f);
+
+/* The public calls on a concurrent filter. */
+int rbf__conc_insert_hash(struct rbf *f, uint64_t hash);
+int rbf__conc_contains_hash(const struct rbf *f, uint64_t hash);
+int64_t rbf__conc_batch(struct rbf *f, int insert, const uint64_t *hashes,
+                        const void *const *keys, const size_t *lens, size_t n,
+                        uint8_t *results);
+void rbf__conc_recycle(struct rbf *f);
+void rbf__conc_stats(const struct rbf *f, rbf_stats *out);
+
+/* Stop every inserter and settle the counters into f's own fields (b, fb,
+ * c, cycles, inserts, reported_new), which are then exact, until
+ * rbf__conc_exclusive_end.  For saving. */
+void rbf__conc_exclusive_begin(const struct rbf *f);
+void rbf__conc_exclusive_end(const struct rbf *f);
+
+/* Test hooks.  With debug on, every exclusive section checks that the
+ * active array's popcount equals the settled bit count and is at most
+ * sigma, that the frozen one's equals fb, and that the message count is
+ * below N; rbf__conc_violations counts the failures.  rbf__conc_slow_paths
+ * counts the inserts decided in an exclusive section. */
+void rbf__conc_set_debug(struct rbf *f, int on);
+uint64_t rbf__conc_violations(const struct rbf *f);
+uint64_t rbf__conc_slow_paths(const struct rbf *f);
+
+#endif
