@@ -286,6 +286,19 @@ int cli_opt_recycle(const char *cmd, const char *arg, int *retaining)
     return CLI_EXIT_OK;
 }
 
+int cli_opt_layout(const char *cmd, const char *arg, int *blocked)
+{
+    if (!strcmp(arg, "flat"))
+        *blocked = 0;
+    else if (!strcmp(arg, "blocked"))
+        *blocked = 1;
+    else
+        return cli_usage(cmd, "--layout: '%s' is not flat or blocked", arg);
+    return CLI_EXIT_OK;
+}
+
+const char *cli_layout_name(int blocked) { return blocked ? "blocked" : "flat"; }
+
 const char *cli_hashing_name(int non_colliding)
 {
     return non_colliding ? "non-colliding" : "colliding";

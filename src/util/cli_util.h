@@ -79,6 +79,10 @@ int cli_opt_hashing(const char *cmd, const char *arg, int *non_colliding);
 /* --recycle non-retaining|retaining: "--recycle: 'ARG' is not non-retaining or retaining". */
 int cli_opt_recycle(const char *cmd, const char *arg, int *retaining);
 
+/* --layout flat|blocked: "--layout: 'ARG' is not flat or blocked"; *blocked
+ * is 1 for blocked. */
+int cli_opt_layout(const char *cmd, const char *arg, int *blocked);
+
 /* --phases 1|2: "--phases: must be 1 or 2". */
 int cli_opt_phases(const char *cmd, const char *arg, unsigned *phases);
 
@@ -86,6 +90,7 @@ int cli_opt_phases(const char *cmd, const char *arg, unsigned *phases);
  * "non-retaining"/"retaining". */
 const char *cli_hashing_name(int non_colliding);
 const char *cli_recycle_name(int retaining);
+const char *cli_layout_name(int blocked); /* "flat" / "blocked" */
 
 /* After the options: "unexpected argument 'WORD'" if any operand is left
  * (argv[optind]), else CLI_EXIT_OK. */
