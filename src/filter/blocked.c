@@ -26,6 +26,12 @@ static inline RBF_ALWAYS_INLINE uint64_t blk_hash_key(const struct rbf *f, const
     return XXH3_64bits_withSeed(key, len, f->cfg.seed);
 }
 
+#ifndef BLK_NO_EARLY
+#define BLK_EARLY(p, w) __builtin_prefetch((p), (w), 3)
+#else
+#define BLK_EARLY(p, w) ((void)(p))
+#endif
+
 /* ---- one message, AVX-512
  *
  * As on the flat gather path (insert_avx512.c), a single call is bound by
@@ -34,10 +40,16 @@ static inline RBF_ALWAYS_INLINE uint64_t blk_hash_key(const struct rbf *f, const
  * compiled once for each k from 1 to 8, so that the mask is straight code,
  * with the key hashed inline. */
 
+/* The line is computed and its load started (a prefetch) before the mask
+ * is built, so that the memory access is in flight as early as possible in
+ * the call's instructions: the fewer instructions stand between the start
+ * of one call and its load, the more calls' loads overlap. */
 RBF_BLK512 static inline RBF_ALWAYS_INLINE int insert512(struct rbf *f, uint64_t hash, unsigned k)
 {
+    uint64_t *line = blk_line(f, hash);
+    BLK_EARLY(line, 1);
     __m512i mk = blk_mask512(hash, k);
-    return account1(f, hash, NULL, blk_set512(blk_line(f, hash), mk));
+    return account1(f, hash, NULL, blk_set512(line, mk));
 }
 
 RBF_BLK512 static RBF_NOINLINE int insert512_long(struct rbf *f, const void *key, size_t len)
@@ -61,7 +73,9 @@ RBF_BLK512 static inline RBF_ALWAYS_INLINE int insert512_key(struct rbf *f, cons
 RBF_BLK512 static inline RBF_ALWAYS_INLINE int contains512(const struct rbf *f, uint64_t hash,
                                                            unsigned k)
 {
-    return blk_test512(blk_line(f, hash), blk_mask512(hash, k));
+    const uint64_t *line = blk_line(f, hash);
+    BLK_EARLY(line, 0);
+    return blk_test512(line, blk_mask512(hash, k));
 }
 
 RBF_BLK512 static inline RBF_ALWAYS_INLINE int contains512_key(const struct rbf *f, const void *key,
@@ -218,7 +232,12 @@ int rbf__blk_contains_key(const struct rbf *f, const void *key, size_t len)
  * decisions are made in order as single calls would make them.  A
  * one-phase filter's array never moves (a recycle clears it in place). */
 
-#define BLK_AHEAD 16u /* messages ahead (a power of two) */
+#ifndef BLK_AHEAD
+#define BLK_AHEAD 16u /* messages ahead */
+#endif
+#ifndef BLK_PF_LOC
+#define BLK_PF_LOC 3 /* prefetch into L1 */
+#endif
 
 typedef struct blk_slot {
     uint64_t mask[8]; /* 64-byte aligned: the ring is */
@@ -242,7 +261,7 @@ typedef struct blk_slot {
             STOREM(s->mask, mk);                                                                   \
             s->line = blk_line(f, h);                                                              \
             s->hash = h;                                                                           \
-            __builtin_prefetch(s->line, 1, 3);                                                     \
+            __builtin_prefetch(s->line, 1, BLK_PF_LOC);                                                     \
         }                                                                                          \
         int64_t total = 0;                                                                         \
         for (size_t i = 0; i < n; i++) {                                                           \
@@ -262,7 +281,7 @@ typedef struct blk_slot {
                 STOREM(s->mask, mk);                                                               \
                 s->line = blk_line(f, h);                                                          \
                 s->hash = h;                                                                       \
-                __builtin_prefetch(s->line, 1, 3);                                                 \
+                __builtin_prefetch(s->line, 1, BLK_PF_LOC);                                                 \
             }                                                                                      \
         }                                                                                          \
         return total;                                                                              \

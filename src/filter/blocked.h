@@ -56,21 +56,25 @@ static inline uint64_t blk_block(uint64_t hash, uint64_t nblocks)
 
 /* ---- AVX-512: the mask in one register */
 
-/* The bits of n offsets (n <= 7, a constant where inlined) of word w:
- * each offset is extracted in a general register and broadcast (no trip
- * through memory: a load cannot take its data from part of a vector store
- * in flight on every processor, and waiting for the store to retire would
- * serialise the calls behind their line loads), then one add, one shift and
- * one OR. */
+/* The bits of n offsets (n <= 7, a constant where inlined) of word w.
+ * The seven 9-bit fields are extracted in one vector (a variable shift and
+ * an AND), then for each position its lane is broadcast by a permute
+ * (vpermq: no trip through memory, where a load cannot always take its data
+ * from part of a vector store in flight and would wait for the store to
+ * retire, that is for the previous calls' line loads) and turned into the
+ * position's bit by an add and a shift; the ORs merge three at a time. */
 RBF_BLK512 static inline RBF_ALWAYS_INLINE __m512i blk_word_mask512(uint64_t w, unsigned n)
 {
     const __m512i neg = _mm512_set_epi64(-448, -384, -320, -256, -192, -128, -64, 0);
     const __m512i one = _mm512_set1_epi64(1);
+    const __m512i sh = _mm512_set_epi64(63, 54, 45, 36, 27, 18, 9, 0);
+    __m512i o = _mm512_and_si512(_mm512_srlv_epi64(_mm512_set1_epi64((long long)w), sh),
+                                 _mm512_set1_epi64(511));
     __m512i m0 = _mm512_setzero_si512(), m1 = _mm512_setzero_si512();
 #pragma GCC unroll 7
     for (unsigned i = 0; i < n; i++) {
-        __m512i o = _mm512_set1_epi64((long long)((w >> (9 * i)) & 511));
-        __m512i b = _mm512_sllv_epi64(one, _mm512_add_epi64(neg, o));
+        __m512i oi = _mm512_permutexvar_epi64(_mm512_set1_epi64((long long)i), o);
+        __m512i b = _mm512_sllv_epi64(one, _mm512_add_epi64(neg, oi));
         if (i & 1)
             m1 = _mm512_or_si512(m1, b);
         else
@@ -92,7 +96,10 @@ RBF_BLK512 static inline RBF_ALWAYS_INLINE unsigned blk_set512(uint64_t *line, _
 {
     __m512i l = _mm512_load_si512((const void *)line);
     __m512i nb = _mm512_andnot_si512(l, mk);
-    unsigned d = (unsigned)_mm512_reduce_add_epi64(_mm512_popcnt_epi64(nb));
+    /* d: the eight words' counts (each <= 64) narrowed to bytes and summed
+     * by vpsadbw, exactly (d <= 512) */
+    __m128i c8 = _mm512_cvtepi64_epi8(_mm512_popcnt_epi64(nb));
+    unsigned d = (unsigned)_mm_cvtsi128_si32(_mm_sad_epu8(c8, _mm_setzero_si128()));
     if (d)
         _mm512_store_si512((void *)line, _mm512_or_si512(l, mk));
     return d;
