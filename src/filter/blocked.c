@@ -73,9 +73,7 @@ RBF_BLK512 static inline RBF_ALWAYS_INLINE int insert512_key(struct rbf *f, cons
 RBF_BLK512 static inline RBF_ALWAYS_INLINE int contains512(const struct rbf *f, uint64_t hash,
                                                            unsigned k)
 {
-    const uint64_t *line = blk_line(f, hash);
-    BLK_EARLY(line, 0);
-    return blk_test512(line, blk_mask512(hash, k));
+    return blk_all512(blk_line(f, hash), hash, k);
 }
 
 RBF_BLK512 static inline RBF_ALWAYS_INLINE int contains512_key(const struct rbf *f, const void *key,

@@ -105,6 +105,33 @@ RBF_BLK512 static inline RBF_ALWAYS_INLINE unsigned blk_set512(uint64_t *line, _
     return d;
 }
 
+/* Membership without the mask: the n offsets of word w in eight lanes
+ * (lane i: offset i), each lane fetches its word of the line with one
+ * permute (vpermq, index o >> 6) and tests its bit (vprolvq: 1 << (o & 63));
+ * returns the lanes whose bit is clear.  A handful of instructions where
+ * building the mask takes four per position. */
+RBF_BLK512 static inline RBF_ALWAYS_INLINE __mmask8 blk_clear512(__m512i l, uint64_t w, unsigned n)
+{
+    const __m512i sh = _mm512_set_epi64(63, 54, 45, 36, 27, 18, 9, 0);
+    __m512i o = _mm512_and_si512(_mm512_srlv_epi64(_mm512_set1_epi64((long long)w), sh),
+                                 _mm512_set1_epi64(511));
+    __m512i words = _mm512_permutexvar_epi64(_mm512_srli_epi64(o, 6), l);
+    __m512i bit = _mm512_rolv_epi64(_mm512_set1_epi64(1), o);
+    return _mm512_mask_testn_epi64_mask((__mmask8)((1u << n) - 1), words, bit);
+}
+
+/* 1 if every bit of the message (k offsets from its stream) is set in the
+ * line. */
+RBF_BLK512 static inline RBF_ALWAYS_INLINE int blk_all512(const uint64_t *line, uint64_t hash,
+                                                         unsigned k)
+{
+    __m512i l = _mm512_load_si512((const void *)line);
+    unsigned clear = blk_clear512(l, blk_word(hash, 0), k < 7 ? k : 7);
+    for (unsigned j = 1; j * 7 < k; j++)
+        clear |= blk_clear512(l, blk_word(hash, j), k - j * 7 < 7 ? k - j * 7 : 7);
+    return clear == 0;
+}
+
 RBF_BLK512 static inline RBF_ALWAYS_INLINE int blk_test512(const uint64_t *line, __m512i mk)
 {
     __m512i l = _mm512_load_si512((const void *)line);
