@@ -223,7 +223,7 @@ static void run_lockstep(const rbf_config *cfg, uint64_t *rng, uint64_t *recycle
     const unsigned k = cfg->hashes;
     const int nc = cfg->hashing == RBF_NON_COLLIDING;
     uint64_t cycle = cfg->sigma ? cfg->sigma / k + 1 : cfg->messages;
-    uint64_t universe = 2 * cycle + 5, steps = tu_scaled(6 * cycle + 400);
+    uint64_t universe = 2 * cycle + 5, steps = 6 * cycle + tu_scaled(400);
     uint64_t pos[256];
     msg ms[B_MAX];
     const void *kp[B_MAX];
@@ -300,10 +300,13 @@ static void test_every_variant_matches_reference(void **state)
             const int nc = v & 1, ret = (v >> 1) & 1, nb = (v >> 2) & 1, two = (v >> 3) & 1;
             uint64_t m = cases[ci].m;
             unsigned k = cases[ci].k;
-            uint64_t sigma = m / 3 < 3000 ? m / 3 : 3000;
+            /* cycles of at most 3000 / k messages (300 / k with
+             * RBF_TEST_SHRINK, under valgrind) */
+            const uint64_t scap = tu_shrink() > 1 ? 300 : 3000, ncap = scap / 5;
+            uint64_t sigma = m / 3 < scap ? m / 3 : scap;
             if (sigma < k)
                 sigma = k;
-            uint64_t n = m / (3 * k) + 2 < 600 ? m / (3 * k) + 2 : 600;
+            uint64_t n = m / (3 * k) + 2 < ncap ? m / (3 * k) + 2 : ncap;
             rbf_config c = blocked_config(two ? 2 * m : m, k, nb ? 0 : sigma, nb ? n : 0,
                                           nc ? RBF_NON_COLLIDING : RBF_COLLIDING,
                                           ret ? RBF_RETAINING : RBF_NON_RETAINING, two ? 2 : 1,

@@ -89,8 +89,12 @@ static void bs_lockstep(const char *var, unsigned flag)
             for (int variant = 0; variant < 3; variant++) {
                 uint64_t m = ms[mi];
                 unsigned k = ks[ki];
-                uint64_t sig = m / 3 < 6000 ? m / 3 : 6000;
-                uint64_t nmsg = m / (4 * k) + 2 < 1500 ? m / (4 * k) + 2 : 1500;
+                /* cycles of at most 6000 / k messages (600 / k with
+                 * RBF_TEST_SHRINK, under valgrind), so that every filter
+                 * recycles a few times in few steps */
+                const uint64_t scap = tu_shrink() > 1 ? 600 : 6000, ncap = scap / 4;
+                uint64_t sig = m / 3 < scap ? m / 3 : scap;
+                uint64_t nmsg = m / (4 * k) + 2 < ncap ? m / (4 * k) + 2 : ncap;
                 if (sig < k)
                     sig = k;
                 if (sig >= m)
@@ -105,7 +109,7 @@ static void bs_lockstep(const char *var, unsigned flag)
                 assert_true(fast->simd & flag);
                 assert_int_equal(slow->simd, 0);
                 uint64_t cycle = variant == 2 ? nmsg : sig / k + 1;
-                uint64_t universe = 4 * cycle + 7, steps = tu_scaled(4 * cycle + 1500);
+                uint64_t universe = 4 * cycle + 7, steps = 4 * cycle + tu_scaled(1500);
                 enum { B = 20 };
                 uint8_t keys[B][40];
                 const void *kp[B];
