@@ -104,12 +104,18 @@ enum op_kind {
     OP_CONTAINS_ABSENT,
     OP_CONTAINS_PRESENT,
     OP_LIMIT_RMW,
-    OP_LIMIT_READ
+    OP_LIMIT_READ,
+    OP_LIMIT1_RMW,  /* one random line per operation (the blocked layout's pattern) */
+    OP_LIMIT1_READ,
+    OP_HASH         /* rbf_hash of a 16-byte key, nothing else */
 };
 
 enum impl_kind {
     IMPL_RBF_SINGLE,
     IMPL_RBF_BATCH,
+    IMPL_RBFB_SINGLE, /* the blocked layout */
+    IMPL_RBFB_BATCH,
+    IMPL_HASH,
     IMPL_LIBBLOOM,
     /* the limit kernels: loop / prefetch into L1 / prefetch into L2, on 4 KiB
      * pages or huge pages (keep IMPL_LIMIT_FIRST first) */
@@ -154,11 +160,13 @@ typedef struct ctx {
     double prefill; /* insert filters: this fraction of libbloom's entries, before timing */
     int json;
     int sequential; /* each measurement's rounds back to back instead of interleaved */
+    int flat, blocked; /* which layouts of rbf are measured */
     size_t chunk;   /* operations per timed chunk (keys generated before each) */
     /* per size */
     uint64_t bytes;
     rbf *f;  /* test-and-insert filter */
     rbf *fc; /* contains filter, prefilled */
+    rbf *fb, *fbc; /* the same two with the blocked layout */
     uint64_t fill_keys;
 #ifdef RBF_HAVE_LIBBLOOM
     struct bloom bl, blc;
@@ -237,6 +245,15 @@ static void limit_indices(ctx *c, size_t n)
 {
     for (size_t i = 0; i < n * c->k; i++)
         c->idx[i] = (uint32_t)below(rng_next(&c->rng), c->lim_words);
+}
+
+/* n random words, one in each of n random lines (the one-line kernels). */
+static void limit1_indices(ctx *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = rng_next(&c->rng);
+        c->idx[i] = (uint32_t)(below(x, c->lim_words / 8) * 8 + (x & 7));
+    }
 }
 
 /* The limit kernels: k independent word accesses per operation at the
@@ -321,6 +338,12 @@ static double run_chunk(ctx *c, const measure *m, size_t n)
     case OP_CONTAINS_PRESENT: present_keys(c, n); break;
     case OP_LIMIT_RMW:
     case OP_LIMIT_READ: limit_indices(c, n); break;
+    case OP_LIMIT1_RMW:
+    case OP_LIMIT1_READ:
+        limit1_indices(c, n);
+        k = 1;
+        break;
+    case OP_HASH: fresh_keys(c, n); break;
     }
 #ifdef RBF_HAVE_LIBBLOOM
     /* libbloom is reset before it passes its design entries: outside the
@@ -356,6 +379,28 @@ static double run_chunk(ctx *c, const measure *m, size_t n)
                 r += rbf_contains_keys(c->fc, c->keyp + i, c->lens + i, b, NULL);
         }
         break;
+    case IMPL_RBFB_SINGLE:
+        if (m->op == OP_INSERT) {
+            for (size_t i = 0; i < n; i++)
+                r += rbf_insert(c->fb, c->keybuf + i * KEY_LEN, KEY_LEN);
+        } else {
+            for (size_t i = 0; i < n; i++)
+                r += rbf_contains(c->fbc, c->keybuf + i * KEY_LEN, KEY_LEN);
+        }
+        break;
+    case IMPL_RBFB_BATCH:
+        for (size_t i = 0; i < n; i += c->batch) {
+            size_t b = n - i < c->batch ? n - i : c->batch;
+            if (m->op == OP_INSERT)
+                r += rbf_insert_keys(c->fb, c->keyp + i, c->lens + i, b, NULL);
+            else
+                r += rbf_contains_keys(c->fbc, c->keyp + i, c->lens + i, b, NULL);
+        }
+        break;
+    case IMPL_HASH:
+        for (size_t i = 0; i < n; i++)
+            r += (int64_t)rbf_hash(c->fb ? c->fb : c->f, c->keybuf + i * KEY_LEN, KEY_LEN);
+        break;
     case IMPL_LIBBLOOM:
 #ifdef RBF_HAVE_LIBBLOOM
         if (m->op == OP_INSERT) {
@@ -381,21 +426,21 @@ static double run_chunk(ctx *c, const measure *m, size_t n)
         break;
     case IMPL_LIMIT_PLAIN_4K:
     case IMPL_LIMIT_PLAIN_HUGE:
-        if (m->op == OP_LIMIT_RMW)
+        if (m->op == OP_LIMIT_RMW || m->op == OP_LIMIT1_RMW)
             limit_rmw_plain((uint64_t *)(uintptr_t)lw, c->idx, n, k);
         else
             r = (int64_t)limit_read_plain(lw, c->idx, n, k);
         break;
     case IMPL_LIMIT_L1_4K:
     case IMPL_LIMIT_L1_HUGE:
-        if (m->op == OP_LIMIT_RMW)
+        if (m->op == OP_LIMIT_RMW || m->op == OP_LIMIT1_RMW)
             limit_rmw_l1((uint64_t *)(uintptr_t)lw, c->idx, n, k);
         else
             r = (int64_t)limit_read_l1(lw, c->idx, n, k);
         break;
     case IMPL_LIMIT_L2_4K:
     case IMPL_LIMIT_L2_HUGE:
-        if (m->op == OP_LIMIT_RMW)
+        if (m->op == OP_LIMIT_RMW || m->op == OP_LIMIT1_RMW)
             limit_rmw_l2((uint64_t *)(uintptr_t)lw, c->idx, n, k);
         else
             r = (int64_t)limit_read_l2(lw, c->idx, n, k);
@@ -440,7 +485,7 @@ static void summarise(measure *m, unsigned reps)
 
 /* ---- setup of one size */
 
-static int make_rbf(const ctx *c, uint64_t bits, rbf **out)
+static int make_rbf(const ctx *c, uint64_t bits, rbf_layout layout, rbf **out)
 {
     rbf_config cfg;
     rbf_config_init(&cfg);
@@ -451,6 +496,7 @@ static int make_rbf(const ctx *c, uint64_t bits, rbf **out)
     cfg.recycle = c->recycle;
     cfg.sigma = (c->phases == 2 ? bits / 2 : bits) / 2;
     cfg.seed = c->seed ^ 0x5eed5eed5eed5eedULL;
+    cfg.layout = layout;
     return rbf_new(&cfg, out);
 }
 
@@ -468,7 +514,10 @@ static void prefill_insert(ctx *c, uint64_t n)
     for (uint64_t done = 0; done < n;) {
         size_t b = n - done < c->chunk ? (size_t)(n - done) : c->chunk;
         fresh_keys(c, b);
-        rbf_insert_keys(c->f, c->keyp, c->lens, b, NULL);
+        if (c->f)
+            rbf_insert_keys(c->f, c->keyp, c->lens, b, NULL);
+        if (c->fb)
+            rbf_insert_keys(c->fb, c->keyp, c->lens, b, NULL);
 #ifdef RBF_HAVE_LIBBLOOM
         if (c->have_bl)
             for (size_t i = 0; i < b; i++)
@@ -485,7 +534,10 @@ static void prefill(ctx *c)
     uint8_t key[KEY_LEN];
     for (uint64_t j = 0; j < c->fill_keys; j++) {
         make_key(key, c->fill_stream, j);
-        rbf_insert(c->fc, key, KEY_LEN);
+        if (c->fc)
+            rbf_insert(c->fc, key, KEY_LEN);
+        if (c->fbc)
+            rbf_insert(c->fbc, key, KEY_LEN);
 #ifdef RBF_HAVE_LIBBLOOM
         if (c->have_blc)
             bloom_add(&c->blc, key, (int)KEY_LEN);
@@ -510,8 +562,8 @@ typedef struct size_result {
     uint64_t bytes;
     uint64_t rbf_bits, rbf_sigma;
     int64_t bloom_bits, bloom_hashes, bloom_entries;
-    uint64_t bloom_resets, rbf_cycles;
-    double fill_rbf, fill_bloom;
+    uint64_t bloom_resets, rbf_cycles, rbfb_cycles;
+    double fill_rbf, fill_bloom, fill_rbfb, ins_fill_rbfb;
     uint64_t fill_keys;
     uint64_t prefill_keys;        /* fresh keys put into the insert filters before timing */
     double ins_fill_rbf, ins_fill_bloom; /* insert filters' fill at the end */
@@ -536,15 +588,17 @@ static int run_size(ctx *c, size_result *sr)
     int rc = 0;
     memset(sr, 0, sizeof *sr);
     sr->bytes = c->bytes;
-    c->f = c->fc = NULL;
-    if (make_rbf(c, bits, &c->f) != RBF_OK || make_rbf(c, bits, &c->fc) != RBF_OK) {
+    c->f = c->fc = c->fb = c->fbc = NULL;
+    if ((c->flat && (make_rbf(c, bits, RBF_LAYOUT_FLAT, &c->f) != RBF_OK ||
+                     make_rbf(c, bits, RBF_LAYOUT_FLAT, &c->fc) != RBF_OK)) ||
+        (c->blocked && (make_rbf(c, bits, RBF_LAYOUT_BLOCKED, &c->fb) != RBF_OK ||
+                        make_rbf(c, bits, RBF_LAYOUT_BLOCKED, &c->fbc) != RBF_OK))) {
         rc = cli_fail(CMD, "cannot create a %llu-bit rbf filter", (unsigned long long)bits);
         goto out;
     }
     rbf_stats st;
-    rbf_get_stats(c->f, &st);
     rbf_config cfg;
-    rbf_get_config(c->f, &cfg);
+    rbf_get_config(c->f ? c->f : c->fb, &cfg);
     sr->rbf_bits = cfg.bits;
     sr->rbf_sigma = cfg.sigma;
     c->lim_words = c->bytes / 8;
@@ -594,14 +648,15 @@ static int run_size(ctx *c, size_result *sr)
         sr->prefill_keys = (uint64_t)(c->prefill * entries);
         prefill_insert(c, sr->prefill_keys);
     }
-    sr->fill_rbf = rbf_fill(c->fc);
+    sr->fill_rbf = c->fc ? rbf_fill(c->fc) : -1;
+    sr->fill_rbfb = c->fbc ? rbf_fill(c->fbc) : -1;
     sr->fill_bloom = -1;
 #ifdef RBF_HAVE_LIBBLOOM
     if (c->have_blc)
         sr->fill_bloom = bloom_fill(&c->blc);
 #endif
 
-    measure *ms = calloc(32, sizeof *ms);
+    measure *ms = calloc(64, sizeof *ms);
     size_t nm = 0;
     if (!ms) {
         rc = cli_fail(CMD, "out of memory");
@@ -613,8 +668,14 @@ static int run_size(ctx *c, size_result *sr)
 #endif
     static const char *ins = "test-and-insert", *cab = "contains (absent)",
                       *cpr = "contains (present)";
-    add_measure(ms, &nm, OP_INSERT, IMPL_RBF_SINGLE, ins, "rbf_insert");
-    add_measure(ms, &nm, OP_INSERT, IMPL_RBF_BATCH, ins, "rbf_insert_keys");
+    if (c->flat) {
+        add_measure(ms, &nm, OP_INSERT, IMPL_RBF_SINGLE, ins, "rbf_insert");
+        add_measure(ms, &nm, OP_INSERT, IMPL_RBF_BATCH, ins, "rbf_insert_keys");
+    }
+    if (c->blocked) {
+        add_measure(ms, &nm, OP_INSERT, IMPL_RBFB_SINGLE, ins, "rbf_insert blocked");
+        add_measure(ms, &nm, OP_INSERT, IMPL_RBFB_BATCH, ins, "rbf_insert_keys blocked");
+    }
     if (bl_ok)
         add_measure(ms, &nm, OP_INSERT, IMPL_LIBBLOOM, ins, "libbloom bloom_add");
     static const char *const lim_rmw[] = {
@@ -627,17 +688,43 @@ static int run_size(ctx *c, size_result *sr)
         "limit: k line read, prefetch L1, huge", "limit: k line read, prefetch L2, huge"};
     for (int v = 0; v < 6; v++)
         add_measure(ms, &nm, OP_LIMIT_RMW, (enum impl_kind)(IMPL_LIMIT_FIRST + v), ins, lim_rmw[v]);
-    add_measure(ms, &nm, OP_CONTAINS_ABSENT, IMPL_RBF_SINGLE, cab, "rbf_contains");
-    add_measure(ms, &nm, OP_CONTAINS_ABSENT, IMPL_RBF_BATCH, cab, "rbf_contains_keys");
-    if (bl_ok)
-        add_measure(ms, &nm, OP_CONTAINS_ABSENT, IMPL_LIBBLOOM, cab, "libbloom bloom_check");
-    add_measure(ms, &nm, OP_CONTAINS_PRESENT, IMPL_RBF_SINGLE, cpr, "rbf_contains");
-    add_measure(ms, &nm, OP_CONTAINS_PRESENT, IMPL_RBF_BATCH, cpr, "rbf_contains_keys");
+    static const char *const lim1_rmw[] = {
+        "limit: 1 line RMW, loop, 4K",  "limit: 1 line RMW, prefetch L1, 4K",
+        "limit: 1 line RMW, prefetch L2, 4K", "limit: 1 line RMW, loop, huge",
+        "limit: 1 line RMW, prefetch L1, huge", "limit: 1 line RMW, prefetch L2, huge"};
+    static const char *const lim1_read[] = {
+        "limit: 1 line read, loop, 4K",  "limit: 1 line read, prefetch L1, 4K",
+        "limit: 1 line read, prefetch L2, 4K", "limit: 1 line read, loop, huge",
+        "limit: 1 line read, prefetch L1, huge", "limit: 1 line read, prefetch L2, huge"};
+    if (c->blocked) {
+        for (int v = 0; v < 6; v++)
+            add_measure(ms, &nm, OP_LIMIT1_RMW, (enum impl_kind)(IMPL_LIMIT_FIRST + v), ins,
+                        lim1_rmw[v]);
+        add_measure(ms, &nm, OP_HASH, IMPL_HASH, "hash", "rbf_hash");
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        enum op_kind op = pass ? OP_CONTAINS_PRESENT : OP_CONTAINS_ABSENT;
+        const char *nmo = pass ? cpr : cab;
+        if (c->flat) {
+            add_measure(ms, &nm, op, IMPL_RBF_SINGLE, nmo, "rbf_contains");
+            add_measure(ms, &nm, op, IMPL_RBF_BATCH, nmo, "rbf_contains_keys");
+        }
+        if (c->blocked) {
+            add_measure(ms, &nm, op, IMPL_RBFB_SINGLE, nmo, "rbf_contains blocked");
+            add_measure(ms, &nm, op, IMPL_RBFB_BATCH, nmo, "rbf_contains_keys blocked");
+        }
+        if (bl_ok && !pass)
+            add_measure(ms, &nm, op, IMPL_LIBBLOOM, nmo, "libbloom bloom_check");
+    }
     if (bl_ok)
         add_measure(ms, &nm, OP_CONTAINS_PRESENT, IMPL_LIBBLOOM, cpr, "libbloom bloom_check");
     for (int v = 0; v < 6; v++)
         add_measure(ms, &nm, OP_LIMIT_READ, (enum impl_kind)(IMPL_LIMIT_FIRST + v), "contains",
                     lim_read[v]);
+    if (c->blocked)
+        for (int v = 0; v < 6; v++)
+            add_measure(ms, &nm, OP_LIMIT1_READ, (enum impl_kind)(IMPL_LIMIT_FIRST + v),
+                        "contains", lim1_read[v]);
     sr->ms = ms;
     sr->nms = nm;
     for (size_t i = 0; i < nm; i++) {
@@ -665,9 +752,16 @@ static int run_size(ctx *c, size_result *sr)
     }
     for (size_t i = 0; i < nm; i++)
         summarise(&ms[i], c->reps);
-    rbf_get_stats(c->f, &st);
-    sr->rbf_cycles = st.cycles;
-    sr->ins_fill_rbf = rbf_fill(c->f);
+    if (c->f) {
+        rbf_get_stats(c->f, &st);
+        sr->rbf_cycles = st.cycles;
+        sr->ins_fill_rbf = rbf_fill(c->f);
+    }
+    if (c->fb) {
+        rbf_get_stats(c->fb, &st);
+        sr->rbfb_cycles = st.cycles;
+        sr->ins_fill_rbfb = rbf_fill(c->fb);
+    }
     sr->ins_fill_bloom = -1;
 #ifdef RBF_HAVE_LIBBLOOM
     if (c->have_bl)
@@ -679,7 +773,9 @@ static int run_size(ctx *c, size_result *sr)
 out:
     rbf_free(c->f);
     rbf_free(c->fc);
-    c->f = c->fc = NULL;
+    rbf_free(c->fb);
+    rbf_free(c->fbc);
+    c->f = c->fc = c->fb = c->fbc = NULL;
 #ifdef RBF_HAVE_LIBBLOOM
     if (c->have_bl)
         bloom_free(&c->bl);
@@ -694,7 +790,13 @@ out:
 
 /* ---- reporting */
 
-static int is_limit(const measure *m) { return m->impl >= IMPL_LIMIT_FIRST; }
+/* A reference row (a limit kernel or the hash alone), not a filter. */
+static int is_limit(const measure *m) { return m->impl >= IMPL_LIMIT_FIRST || m->op == OP_HASH; }
+
+static int is_blocked(const measure *m)
+{
+    return m->impl == IMPL_RBFB_SINGLE || m->impl == IMPL_RBFB_BATCH;
+}
 
 /* The fastest limit kernel for op (median ns/op), or 0. */
 static double best_limit(const size_result *sr, enum op_kind op, const measure **which)
@@ -725,6 +827,33 @@ static enum op_kind limit_of(enum op_kind op)
     return op == OP_INSERT || op == OP_LIMIT_RMW ? OP_LIMIT_RMW : OP_LIMIT_READ;
 }
 
+/* The limit a row is compared with: k random lines for flat rbf and
+ * libbloom; for the blocked layout, one random line plus the measured cost
+ * of hashing the key (rbf_hash alone), since a blocked message touches one
+ * line and hashes once.  The limit rows are compared with themselves. */
+static double row_limit(const size_result *sr, const measure *m)
+{
+    if (m->op == OP_LIMIT1_RMW || m->op == OP_LIMIT1_READ || m->op == OP_HASH)
+        return best_limit(sr, m->op, NULL);
+    if (is_blocked(m))
+        return best_limit(sr, m->op == OP_INSERT ? OP_LIMIT1_RMW : OP_LIMIT1_READ, NULL) +
+               best_limit(sr, OP_HASH, NULL);
+    return best_limit(sr, limit_of(m->op), NULL);
+}
+
+/* For a blocked row, the flat row of the same operation and kind (single
+ * or batched), or 0. */
+static double flat_ref(const size_result *sr, const measure *m)
+{
+    if (!is_blocked(m))
+        return 0;
+    enum impl_kind want = m->impl == IMPL_RBFB_SINGLE ? IMPL_RBF_SINGLE : IMPL_RBF_BATCH;
+    for (size_t i = 0; i < sr->nms; i++)
+        if (sr->ms[i].op == m->op && sr->ms[i].impl == want)
+            return sr->ms[i].median;
+    return 0;
+}
+
 static const char *size_label(uint64_t bytes, char *buf, size_t cap)
 {
     if (bytes % (1ULL << 30) == 0)
@@ -745,8 +874,9 @@ static void print_table(const ctx *c, const size_result *srs, size_t nsz, double
            c->k, KEY_LEN, (unsigned long long)c->keys, c->reps,
            c->sequential ? "each row's rounds back to back" : "rounds of all rows interleaved",
            c->batch, c->chunk);
-    printf("rbf: %s, %s, %u phase%s, sigma = bits per filter / 2; load average %.2f at start, "
+    printf("rbf: %s, %s, %s, %u phase%s, sigma = bits per filter / 2; load average %.2f at start, "
            "%.2f at end\n",
+           c->flat && c->blocked ? "flat and blocked layouts" : c->flat ? "flat layout" : "blocked layout",
            cli_hashing_name(c->hashing == RBF_NON_COLLIDING),
            cli_recycle_name(c->recycle == RBF_RETAINING), c->phases,
            c->phases == 2 ? "s" : "", load0, load1);
@@ -756,44 +886,73 @@ static void print_table(const ctx *c, const size_result *srs, size_t nsz, double
     for (size_t s = 0; s < nsz; s++) {
         const size_result *sr = &srs[s];
         char lb[32];
-        printf("\n%s: rbf %llu bits (sigma %llu, %llu recycles)", size_label(sr->bytes, lb, sizeof lb),
+        printf("\n%s: rbf %llu bits (sigma %llu, %llu recycles", size_label(sr->bytes, lb, sizeof lb),
                (unsigned long long)sr->rbf_bits, (unsigned long long)sr->rbf_sigma,
-               (unsigned long long)sr->rbf_cycles);
+               (unsigned long long)(c->flat ? sr->rbf_cycles : sr->rbfb_cycles));
+        if (c->flat && c->blocked)
+            printf(", blocked %llu", (unsigned long long)sr->rbfb_cycles);
+        printf(")");
         if (sr->bloom_bits >= 0)
             printf(", libbloom %lld bits k=%lld (%llu resets)", (long long)sr->bloom_bits,
                    (long long)sr->bloom_hashes, (unsigned long long)sr->bloom_resets);
-        printf("\n  insert filters: %llu keys before timing, fill at the end rbf %.3f",
-               (unsigned long long)sr->prefill_keys, sr->ins_fill_rbf);
+        printf("\n  insert filters: %llu keys before timing, fill at the end",
+               (unsigned long long)sr->prefill_keys);
+        if (c->flat)
+            printf(" rbf %.3f", sr->ins_fill_rbf);
+        if (c->blocked)
+            printf("%s blocked %.3f", c->flat ? "," : "", sr->ins_fill_rbfb);
         if (sr->ins_fill_bloom >= 0)
             printf(", libbloom %.3f", sr->ins_fill_bloom);
-        printf("; contains filters: %llu keys, fill rbf %.3f", (unsigned long long)sr->fill_keys,
-               sr->fill_rbf);
+        printf("; contains filters: %llu keys, fill", (unsigned long long)sr->fill_keys);
+        if (c->flat)
+            printf(" rbf %.3f", sr->fill_rbf);
+        if (c->blocked)
+            printf("%s blocked %.3f", c->flat ? "," : "", sr->fill_rbfb);
         if (sr->fill_bloom >= 0)
             printf(", libbloom %.3f", sr->fill_bloom);
         printf("\n");
-        printf("  %-19s %-24s %9s %9s %12s %9s\n", "operation", "implementation", "ns/op", "Mops/s",
-               "vs libbloom", "vs limit");
+        printf("  %-19s %-26s %9s %9s %12s %9s %9s\n", "operation", "implementation", "ns/op",
+               "Mops/s", "vs libbloom", "vs limit", "vs flat");
         for (size_t i = 0; i < sr->nms; i++) {
             const measure *m = &sr->ms[i];
             if (is_limit(m))
                 continue;
             double bref = bloom_ref(sr, m->op);
-            double lim = best_limit(sr, limit_of(m->op), NULL);
-            printf("  %-19s %-24s %9.2f %9.1f ", m->op_name, m->impl_name, m->median,
+            double lim = row_limit(sr, m);
+            double fref = flat_ref(sr, m);
+            printf("  %-19s %-26s %9.2f %9.1f ", m->op_name, m->impl_name, m->median,
                    1e3 / m->median);
             if (bref > 0)
                 printf("%11.2fx ", bref / m->median);
             else
                 printf("%12s ", "-");
-            printf("%9.2f\n", m->median / lim);
-            /* the limit row goes after the libbloom row of its operation */
+            printf("%9.2f", m->median / lim);
+            if (fref > 0)
+                printf(" %8.2fx", fref / m->median);
+            printf("\n");
+            /* the limit rows go after the libbloom row of their operation */
             int last_of_op = i + 1 == sr->nms || sr->ms[i + 1].op != m->op;
             if (last_of_op && (m->op == OP_INSERT || m->op == OP_CONTAINS_PRESENT)) {
                 const measure *w = NULL;
+                int ins = m->op == OP_INSERT;
                 double l = best_limit(sr, limit_of(m->op), &w);
-                printf("  %-19s %-24s %9.2f %9.1f %12s %9.2f   (%s)\n", m->op_name,
-                       m->op == OP_INSERT ? "limit: k line RMW" : "limit: k line reads", l,
-                       1e3 / l, "", 1.0, w ? w->impl_name + 7 : "");
+                if (c->flat || sr->bloom_bits >= 0)
+                    printf("  %-19s %-26s %9.2f %9.1f %12s %9.2f   (%s)\n", m->op_name,
+                           ins ? "limit: k line RMW" : "limit: k line reads", l, 1e3 / l, "",
+                           1.0, w ? w->impl_name + 7 : "");
+                if (c->blocked) {
+                    const measure *w1 = NULL;
+                    double l1 = best_limit(sr, ins ? OP_LIMIT1_RMW : OP_LIMIT1_READ, &w1);
+                    double hc = best_limit(sr, OP_HASH, NULL);
+                    printf("  %-19s %-26s %9.2f %9.1f %12s %9s   (%s)\n", m->op_name,
+                           ins ? "limit: 1 line RMW" : "limit: 1 line read", l1, 1e3 / l1, "",
+                           "", w1 ? w1->impl_name + 7 : "");
+                    printf("  %-19s %-26s %9.2f %9.1f %12s %9s   (rbf_hash alone)\n", m->op_name,
+                           "hash: 16-byte key", hc, 1e3 / hc, "", "");
+                    printf("  %-19s %-26s %9.2f %9.1f %12s %9.2f   (the blocked rows' limit)\n",
+                           m->op_name, ins ? "limit: 1 line RMW + hash" : "limit: 1 line read + hash",
+                           l1 + hc, 1e3 / (l1 + hc), "", 1.0);
+                }
             }
         }
     }
@@ -814,6 +973,8 @@ static void print_json(const ctx *c, const size_result *srs, size_t nsz, double 
     cli_json_string(stdout, cli_hashing_name(c->hashing == RBF_NON_COLLIDING));
     printf(",\"recycle\":");
     cli_json_string(stdout, cli_recycle_name(c->recycle == RBF_RETAINING));
+    printf(",\"layouts\":");
+    cli_json_string(stdout, c->flat && c->blocked ? "both" : c->flat ? "flat" : "blocked");
     printf(",\"libbloom\":%s,\"load_start\":",
 #ifdef RBF_HAVE_LIBBLOOM
            "true"
@@ -853,11 +1014,18 @@ static void print_json(const ctx *c, const size_result *srs, size_t nsz, double 
         cli_json_double(stdout, best_limit(sr, OP_LIMIT_RMW, NULL));
         printf(",\"limit_read_ns\":");
         cli_json_double(stdout, best_limit(sr, OP_LIMIT_READ, NULL));
+        printf(",\"limit_1line_rmw_ns\":");
+        cli_json_double(stdout, best_limit(sr, OP_LIMIT1_RMW, NULL));
+        printf(",\"limit_1line_read_ns\":");
+        cli_json_double(stdout, best_limit(sr, OP_LIMIT1_READ, NULL));
+        printf(",\"hash_ns\":");
+        cli_json_double(stdout, best_limit(sr, OP_HASH, NULL));
         printf(",\"results\":[");
         for (size_t i = 0; i < sr->nms; i++) {
             const measure *m = &sr->ms[i];
             double bref = bloom_ref(sr, m->op);
-            double lim = best_limit(sr, limit_of(m->op), NULL);
+            double lim = row_limit(sr, m);
+            double fref = flat_ref(sr, m);
             printf("%s{\"operation\":", i ? "," : "");
             cli_json_string(stdout, m->op_name);
             printf(",\"implementation\":");
@@ -877,6 +1045,15 @@ static void print_json(const ctx *c, const size_result *srs, size_t nsz, double 
                 printf("null");
             printf(",\"ratio_to_limit\":");
             cli_json_double(stdout, m->median / lim);
+            printf(",\"layout\":");
+            cli_json_string(stdout, is_limit(m) || m->impl == IMPL_LIBBLOOM ? ""
+                                    : is_blocked(m)                          ? "blocked"
+                                                                             : "flat");
+            printf(",\"speedup_vs_flat\":");
+            if (fref > 0)
+                cli_json_double(stdout, fref / m->median);
+            else
+                printf("null");
             printf(",\"rounds_ns_per_op\":[");
             for (unsigned r = 0; r < c->reps; r++) {
                 if (r)
@@ -914,6 +1091,9 @@ static void usage(FILE *fp)
             "  --phases 1|2      rbf phases (default 1)\n"
             "  --hashing H       colliding (default) or non-colliding\n"
             "  --recycle R       non-retaining (default) or retaining\n"
+            "  --layout L        flat, blocked or both (default): rbf's bit layout; with\n"
+            "                    blocked, the rows of the blocked layout, a one-line limit\n"
+            "                    and the cost of hashing a key alone are added\n"
             "  --seed S          seed of the keys and of the hash key (default 1)\n"
             "  --chunk N         operations per timed chunk, whose keys are generated just\n"
             "                    before it, untimed (default 4096: the keys are in cache);\n"
@@ -949,11 +1129,12 @@ int bench_filter_main(int argc, char **argv)
     c.recycle = RBF_NON_RETAINING;
     c.fill_cap = 4u << 20;
     c.chunk = CHUNK;
+    c.flat = c.blocked = 1;
     uint64_t sizes[MAX_SIZES] = {128u << 10, 4u << 20, 128u << 20};
     size_t nsz = 3;
 
     enum { O_SIZES = 256, O_KEYS, O_REPS, O_BATCH, O_HASHES, O_FILLCAP, O_PHASES, O_HASHING,
-           O_RECYCLE, O_SEED, O_JSON, O_PREFILL, O_SEQUENTIAL, O_CHUNK, O_THREADS };
+           O_RECYCLE, O_SEED, O_JSON, O_PREFILL, O_SEQUENTIAL, O_CHUNK, O_THREADS, O_LAYOUT };
     static const struct option opts[] = {
         {"sizes", required_argument, NULL, O_SIZES},     {"keys", required_argument, NULL, O_KEYS},
         {"reps", required_argument, NULL, O_REPS},       {"batch", required_argument, NULL, O_BATCH},
@@ -963,6 +1144,7 @@ int bench_filter_main(int argc, char **argv)
         {"json", no_argument, NULL, O_JSON},             {"help", no_argument, NULL, 'h'},
         {"prefill", required_argument, NULL, O_PREFILL}, {"sequential", no_argument, NULL, O_SEQUENTIAL},
         {"chunk", required_argument, NULL, O_CHUNK},     {"threads", required_argument, NULL, O_THREADS},
+        {"layout", required_argument, NULL, O_LAYOUT},
         {NULL, 0, NULL, 0}};
     unsigned threads = 0;
     int sizes_given = 0, keys_given = 0;
@@ -974,9 +1156,8 @@ int bench_filter_main(int argc, char **argv)
         switch (o) {
         case 'h': usage(stdout); return cli_finish_stdout(CMD);
         case O_THREADS:
-            if (cli_parse_uint(optarg, 1, BENCH_MAX_THREADS, &v, &err))
-                return cli_usage(CMD, "--threads: '%s': %s (1 to %u)", optarg, err,
-                                 BENCH_MAX_THREADS);
+            if ((rc = cli_opt_uint(CMD, "--threads", optarg, 1, BENCH_MAX_THREADS, &v)))
+                return rc;
             threads = (unsigned)v;
             break;
         case O_SIZES: {
@@ -1057,6 +1238,19 @@ int bench_filter_main(int argc, char **argv)
             c.seed = v;
             break;
         case O_JSON: c.json = 1; break;
+        case O_LAYOUT:
+            if (!strcmp(optarg, "flat")) {
+                c.flat = 1;
+                c.blocked = 0;
+            } else if (!strcmp(optarg, "blocked")) {
+                c.flat = 0;
+                c.blocked = 1;
+            } else if (!strcmp(optarg, "both")) {
+                c.flat = c.blocked = 1;
+            } else {
+                return cli_usage(CMD, "--layout: '%s': must be flat, blocked or both", optarg);
+            }
+            break;
         case O_SEQUENTIAL: c.sequential = 1; break;
         case O_CHUNK:
             if (cli_parse_count(optarg, &v, &err) || v < 1 || v > MAX_CHUNK)
@@ -1099,6 +1293,12 @@ int bench_filter_main(int argc, char **argv)
         if (c.phases == 2 && sizes[s] * 8 / 2 <= 2 * (uint64_t)c.k)
             return cli_usage(CMD, "--sizes: %llu bytes is too small for two phases",
                              (unsigned long long)sizes[s]);
+    for (size_t s = 0; s < nsz; s++)
+        if (c.blocked && (sizes[s] * 8 / c.phases) % 512 != 0)
+            return cli_usage(CMD,
+                             "--sizes: %llu bytes: the blocked layout needs bits per filter to "
+                             "be a multiple of 512 (bytes a multiple of %u)",
+                             (unsigned long long)sizes[s], 64u * c.phases);
 
     c.fresh_stream = mix64(c.seed ^ 0xf7e5a11ce0000001ULL);
     c.fill_stream = mix64(c.seed ^ 0x0f111ed000000002ULL);

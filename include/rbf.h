@@ -13,7 +13,8 @@
  *     from one keyed 64-bit XXH3 hash of the message extended by a
  *     splitmix64 stream and reduced by multiply-shift.  Colliding hashing
  *     draws the k positions with replacement, non-colliding draws k distinct
- *     positions.
+ *     positions.  The blocked layout (rbf_config.layout) first picks one
+ *     512-bit block, then the k positions inside it the same way.
  *   - Insertion is test-first: d = number of distinct positions whose bit is
  *     0.  d == 0 means the message is reported seen (a repeat or a false
  *     positive).  Otherwise the message is new.
@@ -108,7 +109,15 @@
 extern "C" {
 #endif
 
-/* Bit layout: see rbf_config.layout. */
+/* Where a message's k positions lie (docs/semantics.md, "Positions"):
+ *   RBF_LAYOUT_FLAT     anywhere in the filter's bits (the default; the
+ *                       positions of 1.x);
+ *   RBF_LAYOUT_BLOCKED  all k in one 64-byte block of 512 bits, chosen
+ *                       uniformly and independently of the positions inside
+ *                       it: one cache line per message, a few times faster,
+ *                       at a slightly higher false-positive rate for the
+ *                       same memory.  Bits per filter must be a multiple of
+ *                       512. */
 typedef enum { RBF_LAYOUT_FLAT = 0, RBF_LAYOUT_BLOCKED = 1 } rbf_layout;
 
 /* Filter configuration.  Initialise with rbf_config_init(), then set
@@ -123,7 +132,7 @@ typedef struct rbf_config {
     unsigned phases;          /* 1 (default) or 2 */
     uint64_t seed;            /* hash key: rbf_config_init draws one from the OS;
                                  set it yourself for reproducible positions */
-    rbf_layout layout;        /* RBF_LAYOUT_FLAT (default) or RBF_LAYOUT_BLOCKED */
+    rbf_layout layout;        /* RBF_LAYOUT_FLAT (default, 0) or RBF_LAYOUT_BLOCKED */
     unsigned concurrent;      /* 0 (default): single writer; 1: thread-safe, lock-free inserts */
     uint64_t reserved_[7];    /* zero: room for new fields (rbf_base.h) */
 } rbf_config;
@@ -155,10 +164,10 @@ RBF_API void rbf_config_init(rbf_config *cfg);
 /* Check a configuration without allocating.  Returns RBF_OK or RBF_EINVAL
  * (bits == 0, hashes == 0 or > RBF_MAX_HASHES, both or neither of
  * sigma/messages, sigma < hashes or sigma >= bits per filter, phases not 1
- * or 2, non-colliding with hashes > bits per filter, an unknown enum, a
- * non-zero reserved word) or
- * RBF_ENOMEM (bits too large to address); also RBF_EINVAL for a layout
- * other than RBF_LAYOUT_FLAT in this version, or concurrent not 0 or 1.  If `why` is not NULL it receives
+ * or 2, non-colliding with hashes > bits per filter, the blocked layout
+ * with bits per filter not a multiple of 512, concurrent not 0 or 1, an
+ * unknown enum, a non-zero reserved word) or
+ * RBF_ENOMEM (bits too large to address).  If `why` is not NULL it receives
  * a static string saying what is wrong, or NULL on success. */
 RBF_API int rbf_config_check(const rbf_config *cfg, const char **why);
 
@@ -220,6 +229,7 @@ RBF_API int64_t rbf_contains_keys(const rbf *f, const void *const *keys, const s
 
 /* The bit positions (0..bits per filter - 1) of a message's hash, k of
  * them, in the order they are drawn; `pos` must hold `hashes` entries.
+ * For the blocked layout they are global positions, block * 512 + offset.
  * Returns k or a negative code.  For tests and tools. */
 RBF_API int rbf_positions(const rbf *f, uint64_t hash, uint64_t *pos);
 

@@ -33,6 +33,8 @@ static void help(void)
         "  --hashing H         colliding (default) | non-colliding\n"
         "  --recycle R         non-retaining (default) | retaining\n"
         "  --phases P          1 (default) | 2\n"
+        "  --layout L          flat (default) | blocked: all k positions of a message\n"
+        "                      in one 512-bit block (M per filter a multiple of 512)\n"
         "Run:\n"
         "  --workload W        uniform:P (default uniform:1000), zipf:P:S, fading:R:L,\n"
         "                      trace:FILE (see docs/simulator.md)\n"
@@ -57,7 +59,7 @@ static void help(void)
 }
 
 enum {
-    O_BITS = 256, O_HASHES, O_SIGMA, O_MESSAGES, O_ORACLE, O_HASHING, O_RECYCLE, O_PHASES,
+    O_BITS = 256, O_HASHES, O_SIGMA, O_MESSAGES, O_ORACLE, O_HASHING, O_RECYCLE, O_PHASES, O_LAYOUT,
     O_WORKLOAD, O_ARRIVALS, O_WARMUP, O_EPOCHS, O_SEED, O_THREADS, O_JSON, O_DETAIL, O_HELP
 };
 
@@ -68,6 +70,7 @@ static const struct option longopts[] = {
     {"messages", required_argument, NULL, O_MESSAGES},
     {"oracle", no_argument, NULL, O_ORACLE},
     {"hashing", required_argument, NULL, O_HASHING},
+    {"layout", required_argument, NULL, O_LAYOUT},
     {"recycle", required_argument, NULL, O_RECYCLE},
     {"phases", required_argument, NULL, O_PHASES},
     {"workload", required_argument, NULL, O_WORKLOAD},
@@ -119,10 +122,12 @@ static void print_json(const rbf_sim_config *cfg, const char *wspec, const rbf_s
         printf("\"sigma\": %llu, \"messages\": null, ", (unsigned long long)fc->sigma);
     else
         printf("\"sigma\": null, \"messages\": %llu, ", (unsigned long long)fc->messages);
-    printf("\"oracle\": %s, \"hashing\": \"%s\", \"recycle\": \"%s\", \"phases\": %u, ",
+    printf("\"oracle\": %s, \"hashing\": \"%s\", \"recycle\": \"%s\", \"phases\": %u, "
+           "\"layout\": \"%s\", ",
            cfg->oracle ? "true" : "false",
            cli_hashing_name(fc->hashing == RBF_NON_COLLIDING),
-           cli_recycle_name(fc->recycle == RBF_RETAINING), fc->phases);
+           cli_recycle_name(fc->recycle == RBF_RETAINING), fc->phases,
+           cli_layout_name(fc->layout == RBF_LAYOUT_BLOCKED));
     printf("\"workload\": ");
     cli_json_string(stdout, wspec);
     printf(", \"seed\": %llu, \"epochs\": %u, \"warmup\": %llu, ", (unsigned long long)cfg->seed,
@@ -197,8 +202,9 @@ static void print_text(const rbf_sim_config *cfg, const char *wspec, const rbf_s
         printf("sigma=%llu", (unsigned long long)fc->sigma);
     else
         printf("N=%llu %s", (unsigned long long)fc->messages, cfg->oracle ? "(oracle)" : "(real user)");
-    printf(" %s %s\n", cli_hashing_name(fc->hashing == RBF_NON_COLLIDING),
-           cli_recycle_name(fc->recycle == RBF_RETAINING));
+    printf(" %s %s%s\n", cli_hashing_name(fc->hashing == RBF_NON_COLLIDING),
+           cli_recycle_name(fc->recycle == RBF_RETAINING),
+           fc->layout == RBF_LAYOUT_BLOCKED ? " blocked" : "");
     printf("workload  %s, %u epochs x %llu counted arrivals (warm-up %llu), seed %llu\n", wspec,
            r->epochs, (unsigned long long)(r->epochs ? r->total.arrivals / r->epochs : 0),
            (unsigned long long)cfg->warmup, (unsigned long long)cfg->seed);
@@ -273,6 +279,13 @@ int cmd_simulate(int argc, char **argv)
                 return rc;
             break;
         case O_ORACLE: cfg.oracle = 1; break;
+        case O_LAYOUT: {
+            int bl;
+            if ((rc = cli_opt_layout(CMD, optarg, &bl)))
+                return rc;
+            cfg.filter.layout = bl ? RBF_LAYOUT_BLOCKED : RBF_LAYOUT_FLAT;
+            break;
+        }
         case O_HASHING: {
             int nc;
             if ((rc = cli_opt_hashing(CMD, optarg, &nc)))

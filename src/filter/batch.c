@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "concurrent.h"
+#include "blocked.h"
 #include "insert.h"
 
 /* ---- batches
@@ -69,7 +70,8 @@ static inline RBF_ALWAYS_INLINE void prefetch_positions(const struct rbf *f, con
 static inline void ring_fill(const struct rbf *f, uint64_t *slot, uint64_t hash, int write)
 {
     positions(f, hash, slot);
-    prefetch_positions(f, slot, f->cfg.hashes, write);
+    /* blocked: all k positions lie in one line */
+    prefetch_positions(f, slot, f->cfg.layout == RBF_LAYOUT_BLOCKED ? 1u : f->cfg.hashes, write);
 }
 
 /* The pipeline, shared by the four batch functions.  hashes != NULL: the
@@ -79,6 +81,10 @@ static int64_t run_batch(struct rbf *f, int insert, const uint64_t *hashes, cons
 {
     if (RBF_UNLIKELY(f->conc))
         return rbf__conc_batch(f, insert, hashes, keys, lens, n, results);
+#ifdef RBF_HAVE_BLK_SIMD
+    if (f->simd & (RBF_SIMD_BLK512 | RBF_SIMD_BLK256))
+        return rbf__blk_batch(f, insert, hashes, keys, lens, n, results);
+#endif
 #ifdef RBF_HAVE_AVX512
     /* A filter that fits in L2 gains nothing from the pipeline (its loads
      * are short), and the single-message gather path issues fewer

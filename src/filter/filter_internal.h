@@ -11,6 +11,8 @@
  *   insert_avx512.c  the same on AVX-512: gathers, one function per k
  *   batch.c          the prefetching pipeline of the batch calls
  *   concurrent.c/.h  the thread-safe filter (cfg.concurrent = 1)
+ *   blocked.h/.c     the blocked layout's fast paths: one 512-bit mask per
+ *                    message, applied to its cache line (AVX-512, AVX2)
  *   io.c             save and load
  * Memory (cache-line aligned arrays, huge pages) is the base module's
  * (src/base/alloc.c).
@@ -42,7 +44,10 @@ struct rbf {
     /* Nonzero when positions are computed eight at a time with AVX-512
      * (same values as the scalar code; set by rbf__alloc from the CPU and m):
      * RBF_SIMD_VEC, plus RBF_SIMD_GATHER for the one-phase colliding k <= 8
-     * insertion by gather (AVX-512 CD too). */
+     * insertion by gather (AVX-512 CD too).  Blocked filters use neither:
+     * RBF_SIMD_BLK512 or RBF_SIMD_BLK256 marks the one-phase colliding
+     * blocked filter whose messages are built as a 512-bit mask by AVX-512
+     * or AVX2 (blocked.h). */
     unsigned simd;
     /* Concurrent filters only (cfg.concurrent = 1, concurrent.c): the
      * per-thread slots, the gate and the budget pools; NULL otherwise.  A
@@ -54,6 +59,11 @@ struct rbf {
 
 #define RBF_SIMD_VEC 1u
 #define RBF_SIMD_GATHER 2u
+#define RBF_SIMD_BLK512 4u
+#define RBF_SIMD_BLK256 8u
+
+/* Bits of a block of the blocked layout: one 64-byte cache line. */
+#define RBF_BLOCK_BITS 512u
 
 #if defined(__GNUC__)
 #define RBF_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -89,6 +99,10 @@ void rbf__positions(const struct rbf *f, uint64_t hash, uint64_t *pos);
  * f->simd); pos must hold f->cfg.hashes rounded up to a multiple of 8
  * entries (those past k are scratch).  For tests. */
 void rbf__positions_fast(const struct rbf *f, uint64_t hash, uint64_t *pos);
+
+/* The blocked layout's block of `hash` (0..m/512-1) and the stream state
+ * from which its in-block offsets are drawn (positions.c). */
+uint64_t rbf__block_of(const struct rbf *f, uint64_t hash);
 
 /* Which SIMD paths (RBF_SIMD_*) a filter of this configuration and m bits
  * per filter may use on this processor (positions.c). */

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "concurrent.h"
+#include "blocked.h"
 #include "insert.h"
 
 RBF_NOINLINE int rbf__threshold1(struct rbf *f, uint64_t hash, const uint64_t *pos, unsigned d)
@@ -69,8 +70,10 @@ static inline int insert_hash(struct rbf *f, uint64_t hash)
 #ifdef RBF_HAVE_AVX512
     if (f->simd & RBF_SIMD_GATHER)
         return rbf__insert1_gather_hash_k[f->cfg.hashes](f, hash);
-    if (f->simd)
+    if (f->simd & RBF_SIMD_VEC)
         return rbf__insert_hash_avx512(f, hash);
+    if (f->simd & (RBF_SIMD_BLK512 | RBF_SIMD_BLK256))
+        return rbf__blk_insert_hash(f, hash);
 #endif
     if (RBF_UNLIKELY(f->conc)) /* concurrent filters have simd = 0 */
         return rbf__conc_insert_hash(f, hash);
@@ -104,15 +107,17 @@ static inline int contains1_colliding(const struct rbf *f, uint64_t hash)
 static inline int contains_hash(const struct rbf *f, uint64_t hash)
 {
 #ifdef RBF_HAVE_AVX512
-    if (f->simd) {
+    if (f->simd & RBF_SIMD_VEC) {
         if (!f->frozen && f->cfg.hashing == RBF_COLLIDING && f->cfg.hashes <= 8)
             return rbf__contains1_gather(f, hash);
         return rbf__contains_hash_avx512(f, hash);
     }
+    if (f->simd & (RBF_SIMD_BLK512 | RBF_SIMD_BLK256))
+        return rbf__blk_contains_hash(f, hash);
 #endif
     if (RBF_UNLIKELY(f->conc)) /* concurrent filters have simd = 0 */
         return rbf__conc_contains_hash(f, hash);
-    if (!f->frozen && f->cfg.hashing == RBF_COLLIDING)
+    if (!f->frozen && f->cfg.hashing == RBF_COLLIDING && f->cfg.layout == RBF_LAYOUT_FLAT)
         return contains1_colliding(f, hash);
     uint64_t pos[RBF_MAX_HASHES];
     positions(f, hash, pos);
@@ -149,6 +154,8 @@ int rbf_insert(rbf *f, const void *key, size_t len)
 #ifdef RBF_HAVE_AVX512
     if (f->simd & RBF_SIMD_GATHER) /* k <= 8 */
         return rbf__insert1_gather_key_k[f->cfg.hashes](f, key, len); /* checks key itself */
+    if (f->simd & (RBF_SIMD_BLK512 | RBF_SIMD_BLK256))
+        return rbf__blk_insert_key(f, key, len); /* checks key itself */
 #endif
     return insert_key(f, key, len);
 }
@@ -157,6 +164,10 @@ int rbf_contains(const rbf *f, const void *key, size_t len)
 {
     if (!f || (!key && len))
         return RBF_EINVAL;
+#ifdef RBF_HAVE_BLK_SIMD
+    if (f->simd & (RBF_SIMD_BLK512 | RBF_SIMD_BLK256))
+        return rbf__blk_contains_key(f, key, len);
+#endif
     return contains_hash(f, hash_key(f, key, len));
 }
 

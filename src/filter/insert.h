@@ -67,7 +67,7 @@ static inline int contains_positions(const struct rbf *f, const uint64_t *pos)
 static inline void positions(const struct rbf *f, uint64_t hash, uint64_t *pos)
 {
 #ifdef RBF_HAVE_AVX512
-    if (f->simd) {
+    if (f->simd & RBF_SIMD_VEC) {
         positions_avx512(f, hash, pos);
         return;
     }

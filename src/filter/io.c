@@ -16,6 +16,14 @@
  *   128    active filter words, then the frozen filter's (two-phase)
  *   end-8  XXH3-64 of every byte before it
  *
+ * Version 2 (written for blocked filters only; flat filters keep writing
+ * version 1 byte for byte, so that 1.x readers still read them): a 192-byte
+ * header, bytes 0..119 as above, then
+ *   120 4  layout (0 flat, 1 blocked)   124 4  zero
+ *   128 56 zero (reserved)
+ *   184 8  XXH3-64 of bytes 0..183
+ * and the arrays from byte 192 (a 64-byte boundary).
+ *
  * A load checks the magic and version (RBF_EFORMAT), then the header
  * checksum, the configuration, the exact size, the body checksum, and that
  * the recorded bit counts match the arrays (RBF_ECORRUPT).  Only a file that
@@ -40,8 +48,11 @@
 #include "rbf_alloc.h"
 
 #define RBF_MAGIC "RBFILTR\x1a"
-#define RBF_FORMAT_VERSION 1u
-#define RBF_HEADER_SIZE 128u
+#define RBF_FORMAT_V1 1u
+#define RBF_FORMAT_V2 2u
+#define RBF_HEADER_V1 128u
+#define RBF_HEADER_V2 192u
+#define RBF_HEADER_MAX RBF_HEADER_V2
 #define CHUNK_WORDS 8192u
 
 static void put_u32(uint8_t *p, uint32_t v)
@@ -72,12 +83,20 @@ static uint64_t get_u64(const uint8_t *p)
     return v;
 }
 
-static void encode_header(const struct rbf *f, uint8_t h[RBF_HEADER_SIZE])
+/* Version 2 only for what version 1 cannot say (the blocked layout). */
+static uint32_t header_size(const struct rbf *f)
 {
-    memset(h, 0, RBF_HEADER_SIZE);
+    return f->cfg.layout == RBF_LAYOUT_FLAT ? RBF_HEADER_V1 : RBF_HEADER_V2;
+}
+
+/* Encodes the header; returns its size. */
+static uint32_t encode_header(const struct rbf *f, uint8_t h[RBF_HEADER_MAX])
+{
+    const uint32_t hs = header_size(f);
+    memset(h, 0, RBF_HEADER_MAX);
     memcpy(h, RBF_MAGIC, 8);
-    put_u32(h + 8, RBF_FORMAT_VERSION);
-    put_u32(h + 12, RBF_HEADER_SIZE);
+    put_u32(h + 8, hs == RBF_HEADER_V1 ? RBF_FORMAT_V1 : RBF_FORMAT_V2);
+    put_u32(h + 12, hs);
     put_u64(h + 16, f->cfg.bits);
     put_u32(h + 24, f->cfg.hashes);
     put_u32(h + 28, (uint32_t)f->cfg.hashing);
@@ -93,7 +112,10 @@ static void encode_header(const struct rbf *f, uint8_t h[RBF_HEADER_SIZE])
     put_u64(h + 96, f->b);
     put_u64(h + 104, f->fb);
     put_u64(h + 112, f->nwords);
-    put_u64(h + 120, XXH3_64bits(h, 120));
+    if (hs == RBF_HEADER_V2)
+        put_u32(h + 120, (uint32_t)f->cfg.layout);
+    put_u64(h + hs - 8, XXH3_64bits(h, hs - 8));
+    return hs;
 }
 
 static uint64_t body_words(const struct rbf *f)
@@ -105,7 +127,7 @@ int rbf_save_size(const rbf *f, uint64_t *size)
 {
     if (!f || !size)
         return RBF_EINVAL;
-    *size = RBF_HEADER_SIZE + body_words(f) * 8u + 8u;
+    *size = header_size(f) + body_words(f) * 8u + 8u;
     return RBF_OK;
 }
 
@@ -167,12 +189,12 @@ static int serialise(const struct rbf *f, struct sink *s)
 
 static int serialise_state(const struct rbf *f, struct sink *s)
 {
-    uint8_t h[RBF_HEADER_SIZE];
+    uint8_t h[RBF_HEADER_MAX];
     XXH3_state_t st;
     XXH3_64bits_reset(&st);
     s->st = &st;
-    encode_header(f, h);
-    int rc = sink_write(s, h, sizeof h);
+    uint32_t hs = encode_header(f, h);
+    int rc = sink_write(s, h, hs);
     if (!rc)
         rc = write_words(s, f->active, f->nwords);
     if (!rc && s->fp)
@@ -240,7 +262,7 @@ static int save_target(const char *path, char **target, int *exists, struct stat
         if (!r)
             return errno == ENOMEM ? RBF_ENOMEM : RBF_EIO;
         t = rbf__strdup(r); /* ours, through the allocator hook; r is libc's */
-        free(r);
+        rbf__free(r);
         if (!t)
             return RBF_ENOMEM;
         if (stat(t, st) != 0) {
@@ -450,7 +472,7 @@ static int tail_clear(const struct rbf *f, const uint64_t *w)
 /* `total` is the whole size in bytes when known (files), else 0. */
 static int deserialise(struct source *s, uint64_t total, rbf **out)
 {
-    uint8_t h[RBF_HEADER_SIZE];
+    uint8_t h[RBF_HEADER_MAX];
     XXH3_state_t st;
     XXH3_64bits_reset(&st);
     s->st = &st;
@@ -460,13 +482,29 @@ static int deserialise(struct source *s, uint64_t total, rbf **out)
         return rc == RBF_ECORRUPT ? RBF_EFORMAT : rc;
     if (memcmp(h, RBF_MAGIC, 8) != 0)
         return RBF_EFORMAT;
-    rc = source_read(s, h + 8, RBF_HEADER_SIZE - 8, 1);
+    rc = source_read(s, h + 8, RBF_HEADER_V1 - 8, 1);
     if (rc)
         return rc;
-    if (get_u32(h + 8) != RBF_FORMAT_VERSION)
+    const uint32_t version = get_u32(h + 8);
+    if (version != RBF_FORMAT_V1 && version != RBF_FORMAT_V2)
         return RBF_EFORMAT;
-    if (get_u32(h + 12) != RBF_HEADER_SIZE || get_u64(h + 120) != XXH3_64bits(h, 120))
+    const uint32_t hs = version == RBF_FORMAT_V1 ? RBF_HEADER_V1 : RBF_HEADER_V2;
+    if (get_u32(h + 12) != hs)
         return RBF_ECORRUPT;
+    if (hs > RBF_HEADER_V1) {
+        rc = source_read(s, h + RBF_HEADER_V1, hs - RBF_HEADER_V1, 1);
+        if (rc)
+            return rc;
+    }
+    if (get_u64(h + hs - 8) != XXH3_64bits(h, hs - 8))
+        return RBF_ECORRUPT;
+    uint32_t layout = RBF_LAYOUT_FLAT;
+    if (version == RBF_FORMAT_V2) {
+        layout = get_u32(h + 120);
+        for (uint32_t i = 124; i < hs - 8; i++) /* reserved: zero */
+            if (h[i])
+                return RBF_ECORRUPT;
+    }
 
     rbf_config cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -478,7 +516,9 @@ static int deserialise(struct source *s, uint64_t total, rbf **out)
     cfg.sigma = get_u64(h + 40);
     cfg.messages = get_u64(h + 48);
     cfg.seed = get_u64(h + 56);
-    if (get_u32(h + 28) > 1 || get_u32(h + 32) > 1 || rbf_config_check(&cfg, NULL) != RBF_OK)
+    cfg.layout = (rbf_layout)(layout > 1 ? 0 : layout);
+    if (get_u32(h + 28) > 1 || get_u32(h + 32) > 1 || layout > 1 ||
+        rbf_config_check(&cfg, NULL) != RBF_OK)
         return RBF_ECORRUPT;
     uint64_t m = cfg.phases == 2 ? cfg.bits / 2 : cfg.bits;
     uint64_t nwords = m / 64 + (m % 64 != 0);
@@ -487,9 +527,9 @@ static int deserialise(struct source *s, uint64_t total, rbf **out)
         return RBF_ECORRUPT;
     /* The exact size must match before anything is allocated, so a damaged
      * or hostile header cannot make us allocate more than the file holds. */
-    if (words > (UINT64_MAX - RBF_HEADER_SIZE - 8) / 8)
+    if (words > (UINT64_MAX - hs - 8) / 8)
         return RBF_ECORRUPT;
-    uint64_t expect = RBF_HEADER_SIZE + words * 8 + 8;
+    uint64_t expect = hs + words * 8 + 8;
     if (total && total != expect)
         return RBF_ECORRUPT;
     if (!total && (uint64_t)(s->len) != expect)

@@ -3,6 +3,7 @@
  * and statistics.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +19,14 @@
 #include "filter_internal.h"
 #include "rbf_alloc.h"
 
-/* The ABI (rbf_base.h): rbf_config keeps its size; tests/test_base.c pins
- * the offsets. */
-_Static_assert(sizeof(void *) != 8 || sizeof(rbf_config) == 120,
-               "rbf_config must stay 120 bytes on LP64");
+/* The ABI (rbf_base.h): layout and concurrent took the place of the first
+ * reserved word; the struct keeps the size and offsets of 2.0.0
+ * (tests/test_base.c pins them too). */
+_Static_assert(sizeof(rbf_config) == 8 * 5 + 4 * 4 + 8 * 8, "rbf_config changed size");
+_Static_assert(offsetof(rbf_config, layout) == offsetof(rbf_config, seed) + 8,
+               "rbf_config.layout must take the place of reserved_[0]");
+_Static_assert(offsetof(rbf_config, reserved_) == offsetof(rbf_config, seed) + 16,
+               "rbf_config.reserved_ moved");
 
 /* Bytes of a bit array of nwords words (nwords is checked against SIZE_MAX
  * by rbf_config_check). */
@@ -78,9 +83,6 @@ int rbf_config_check(const rbf_config *cfg, const char **why)
     else if (!reserved_zero(cfg->reserved_, sizeof cfg->reserved_ / sizeof cfg->reserved_[0]))
         w = "a field this version of the library does not know is set (fill the "
             "configuration with rbf_config_init first)";
-    else if (cfg->layout != RBF_LAYOUT_FLAT)
-        w = cfg->layout == RBF_LAYOUT_BLOCKED ? "the blocked layout is not available"
-                                              : "layout must be RBF_LAYOUT_FLAT";
     else if (cfg->concurrent > 1)
         w = "concurrent must be 0 or 1";
     else if (cfg->phases != 1 && cfg->phases != 2)
@@ -97,6 +99,10 @@ int rbf_config_check(const rbf_config *cfg, const char **why)
         w = "hashing must be RBF_COLLIDING or RBF_NON_COLLIDING";
     else if (cfg->recycle != RBF_NON_RETAINING && cfg->recycle != RBF_RETAINING)
         w = "recycle must be RBF_NON_RETAINING or RBF_RETAINING";
+    else if (cfg->layout != RBF_LAYOUT_FLAT && cfg->layout != RBF_LAYOUT_BLOCKED)
+        w = "layout must be RBF_LAYOUT_FLAT or RBF_LAYOUT_BLOCKED";
+    else if (cfg->layout == RBF_LAYOUT_BLOCKED && rbf__bits_per_filter(cfg) % RBF_BLOCK_BITS != 0)
+        w = "the blocked layout needs bits per filter to be a multiple of 512";
     else if (cfg->sigma != 0 && cfg->messages != 0)
         w = "set either sigma or messages, not both";
     else if (cfg->sigma == 0 && cfg->messages == 0)

@@ -26,9 +26,58 @@ uint64_t rbf_hash(const rbf *f, const void *key, size_t len)
  * hashing redraws a word whenever its position repeats an earlier one,
  * which gives a uniform k-subset (sampling without replacement).  */
 
+/* The blocked layout (docs/semantics.md): the first word of the stream
+ * picks the block by multiply-shift over the m / 512 blocks; the words
+ * after it are cut into seven 9-bit fields each (bits 0-8, 9-17, ...,
+ * 54-62; bit 63 is unused), read in that order, and each field is an
+ * offset inside the block.  Colliding takes the first k fields,
+ * non-colliding skips a field that repeats an earlier offset.  The block
+ * and the offsets come from different words, so they are independent. */
+uint64_t rbf__block_of(const struct rbf *f, uint64_t hash)
+{
+    return reduce(rbf_splitmix64_mix(hash + RBF_GOLDEN), f->m / RBF_BLOCK_BITS);
+}
+
+static void positions_blocked(const struct rbf *f, uint64_t hash, uint64_t *pos)
+{
+    const unsigned k = f->cfg.hashes;
+    const uint64_t base = rbf__block_of(f, hash) * RBF_BLOCK_BITS;
+    uint64_t s = hash + RBF_GOLDEN, w = 0;
+    unsigned field = 7;
+    if (f->cfg.hashing == RBF_COLLIDING) {
+        for (unsigned i = 0; i < k; i++) {
+            if (field == 7) {
+                s += RBF_GOLDEN;
+                w = rbf_splitmix64_mix(s);
+                field = 0;
+            }
+            pos[i] = base + ((w >> (9 * field++)) & 511);
+        }
+        return;
+    }
+    uint64_t seen[RBF_BLOCK_BITS / 64] = {0};
+    for (unsigned i = 0; i < k;) {
+        if (field == 7) {
+            s += RBF_GOLDEN;
+            w = rbf_splitmix64_mix(s);
+            field = 0;
+        }
+        uint64_t o = (w >> (9 * field++)) & 511;
+        uint64_t bit = UINT64_C(1) << (o & 63);
+        if (!(seen[o >> 6] & bit)) {
+            seen[o >> 6] |= bit;
+            pos[i++] = base + o;
+        }
+    }
+}
+
 void rbf__positions(const struct rbf *f, uint64_t hash, uint64_t *pos)
 {
     const unsigned k = f->cfg.hashes;
+    if (f->cfg.layout == RBF_LAYOUT_BLOCKED) {
+        positions_blocked(f, hash, pos);
+        return;
+    }
     const uint64_t m = f->m;
     uint64_t s = hash;
     if (f->cfg.hashing == RBF_COLLIDING) {
@@ -52,9 +101,23 @@ void rbf__positions(const struct rbf *f, uint64_t hash, uint64_t *pos)
 unsigned rbf__simd_usable(const rbf_config *cfg, uint64_t m)
 {
 #ifdef RBF_HAVE_AVX512
-    if (m >= (UINT64_C(1) << 32) || getenv("RBF_NO_SIMD"))
+    if (getenv("RBF_NO_SIMD"))
         return 0;
     __builtin_cpu_init();
+    if (cfg->layout == RBF_LAYOUT_BLOCKED) {
+        /* one-phase colliding: the message as a 512-bit mask (blocked.h);
+         * RBF_NO_AVX512 (for tests) leaves the AVX2 path */
+        if (cfg->phases != 1 || cfg->hashing != RBF_COLLIDING)
+            return 0;
+        if (!getenv("RBF_NO_AVX512") && __builtin_cpu_supports("avx512f") &&
+            __builtin_cpu_supports("avx512vpopcntdq"))
+            return RBF_SIMD_BLK512;
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"))
+            return RBF_SIMD_BLK256;
+        return 0;
+    }
+    if (m >= (UINT64_C(1) << 32) || getenv("RBF_NO_AVX512"))
+        return 0;
     if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512dq"))
         return 0;
     unsigned s = RBF_SIMD_VEC;
@@ -72,7 +135,7 @@ unsigned rbf__simd_usable(const rbf_config *cfg, uint64_t m)
 void rbf__positions_fast(const struct rbf *f, uint64_t hash, uint64_t *pos)
 {
 #ifdef RBF_HAVE_AVX512
-    if (f->simd) {
+    if (f->simd & RBF_SIMD_VEC) {
         positions_avx512(f, hash, pos);
         return;
     }

@@ -604,7 +604,11 @@ int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name)
     const char *nm = NULL;
     int rc;
     double v = 0;
-    if (fc->sigma && fc->phases == 1) {
+    if (fc->layout != RBF_LAYOUT_FLAT) {
+        /* the blocked layout's model is the models module's (issue 15);
+         * until it is wired in here, no prediction rather than the flat one */
+        rc = RBF_ENOMODEL;
+    } else if (fc->sigma && fc->phases == 1) {
         rbf_model_sigma_result r;
         nm = "f_sigma^1";
         rc = rbf_model_sigma(&p, fc->sigma, &r);

@@ -340,6 +340,18 @@ unsigned cli_online_processors(unsigned max)
         return 1;
     return (unsigned long)n > max ? max : (unsigned)n;
 }
+int cli_opt_layout(const char *cmd, const char *arg, int *blocked)
+{
+    if (!strcmp(arg, "flat"))
+        *blocked = 0;
+    else if (!strcmp(arg, "blocked"))
+        *blocked = 1;
+    else
+        return cli_bad_value(cmd, "--layout", arg, NULL, "flat or blocked");
+    return CLI_EXIT_OK;
+}
+
+const char *cli_layout_name(int blocked) { return blocked ? "blocked" : "flat"; }
 
 const char *cli_hashing_name(int non_colliding)
 {

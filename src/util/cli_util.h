@@ -90,6 +90,9 @@ int cli_opt_hashing(const char *cmd, const char *arg, int *non_colliding);
 /* --recycle non-retaining|retaining. */
 int cli_opt_recycle(const char *cmd, const char *arg, int *retaining);
 
+/* --layout flat|blocked; *blocked is 1 for blocked. */
+int cli_opt_layout(const char *cmd, const char *arg, int *blocked);
+
 /* --phases 1|2. */
 int cli_opt_phases(const char *cmd, const char *arg, unsigned *phases);
 
@@ -104,6 +107,7 @@ unsigned cli_online_processors(unsigned max);
  * "non-retaining"/"retaining". */
 const char *cli_hashing_name(int non_colliding);
 const char *cli_recycle_name(int retaining);
+const char *cli_layout_name(int blocked); /* "flat" / "blocked" */
 
 /* After the options: "unexpected argument 'WORD'" if any operand is left
  * (argv[optind]), else CLI_EXIT_OK. */

@@ -19,6 +19,12 @@ assert d["chunk"] == (8192 if sys.argv[2] == "sequential" else 4096), d["chunk"]
 rows = [r for s in d["sizes"] for r in s["results"]]
 names = {r["implementation"] for r in rows}
 assert {"rbf_insert", "rbf_insert_keys", "rbf_contains"} <= names, names
+# both layouts by default: the blocked rows, the one-line limits and the hash
+assert d["layouts"] == "both", d["layouts"]
+assert {"rbf_insert blocked", "rbf_insert_keys blocked", "rbf_contains blocked",
+        "rbf_contains_keys blocked", "rbf_hash"} <= names, names
+assert all(s["limit_1line_rmw_ns"] > 0 and s["hash_ns"] > 0 for s in d["sizes"])
+assert all(r["speedup_vs_flat"] > 0 for r in rows if r["layout"] == "blocked")
 assert all(r["ns_per_op"] > 0 and len(r["rounds_ns_per_op"]) == 1 for r in rows)
 PY
 done
@@ -40,6 +46,11 @@ assert s["concurrent_2t_over_1t"] > 0 and s["concurrent_2t_over_1t_if_free_cores
 PY
 expect_usage "--threads" --threads 0
 expect_usage "--threads" --threads 65
+expect_ok --sizes 128KiB --keys 4096 --reps 1 --fill-cap 4096 --layout blocked
+CHECKS=$((CHECKS + 1))
+grep -q "rbf_insert blocked" "$OUT" && ! grep -q "rbf_insert  " "$OUT" || bad "--layout blocked: rows"
+expect_usage "--layout" --layout diagonal
+expect_usage "512" --sizes 1032 --layout blocked
 expect_usage "--sequential" --sequential=1
 expect_usage "--chunk" --chunk 0
 expect_usage "--chunk" --chunk 100 --batch 256

@@ -126,11 +126,13 @@ int filter_ref_compare_saved(const filter_ref *r, const uint8_t *buf, uint64_t l
                              uint64_t *where)
 {
     uint64_t nwords = (r->m + 63) / 64;
-    if (len != 128 + nwords * 8 * r->phases + 8) {
+    /* the header size: 128 (format version 1) or 192 (version 2) */
+    uint64_t hs = len >= 16 ? (uint64_t)buf[12] | (uint64_t)buf[13] << 8 : 0;
+    if ((hs != 128 && hs != 192) || len != hs + nwords * 8 * r->phases + 8) {
         *where = UINT64_MAX;
         return -1;
     }
-    const uint8_t *body = buf + 128;
+    const uint8_t *body = buf + hs;
     for (uint64_t i = 0; i < nwords * 64; i++) {
         int want = i < r->m ? r->act[i] : 0;
         if (bit_at(body, i) != want) {

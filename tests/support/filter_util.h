@@ -71,11 +71,13 @@ static inline uint8_t *tu_saved(const rbf *f, uint64_t *len)
 }
 
 /* Bit i of filter `which` (0 active, 1 frozen) in a saved buffer whose
- * filters have m bits each. */
+ * filters have m bits each (the header size, 128 or 192 bytes, is read
+ * from the buffer). */
 static inline int tu_saved_bit(const uint8_t *buf, uint64_t m, int which, uint64_t i)
 {
     uint64_t nwords = (m + 63) / 64;
-    const uint8_t *body = buf + 128 + (uint64_t)which * nwords * 8;
+    uint64_t hs = (uint64_t)buf[12] | (uint64_t)buf[13] << 8;
+    const uint8_t *body = buf + hs + (uint64_t)which * nwords * 8;
     return (body[8 * (i / 64) + (i % 64) / 8] >> (i % 8)) & 1;
 }
 

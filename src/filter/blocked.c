@@ -1,0 +1,316 @@
+/*
+ * blocked.c -- the blocked layout's fast paths: test-and-insert and
+ * membership of one-phase colliding blocked filters, one message at a time
+ * and in batches, each message a 512-bit mask applied to one cache line
+ * (blocked.h), on AVX-512 or AVX2.  Bit-identical to the scalar code, which
+ * every other blocked filter (and every processor without these) runs.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "blocked.h"
+
+#ifdef RBF_HAVE_BLK_SIMD
+
+/* The line of a message's block. */
+static inline RBF_ALWAYS_INLINE uint64_t *blk_line(const struct rbf *f, uint64_t hash)
+{
+    return f->active + blk_block(hash, f->m / RBF_BLOCK_BITS) * (RBF_BLOCK_BITS / 64);
+}
+
+/* The message's key hashed inline (XXH3's short-key code, see RBF_FLATTEN
+ * in insert_avx512.c); the caller has checked the key. */
+static inline RBF_ALWAYS_INLINE uint64_t blk_hash_key(const struct rbf *f, const void *key,
+                                                      size_t len)
+{
+    return XXH3_64bits_withSeed(key, len, f->cfg.seed);
+}
+
+#ifndef BLK_NO_EARLY
+#define BLK_EARLY(p, w) __builtin_prefetch((p), (w), 3)
+#else
+#define BLK_EARLY(p, w) ((void)(p))
+#endif
+
+/* ---- one message, AVX-512
+ *
+ * As on the flat gather path (insert_avx512.c), a single call is bound by
+ * how many calls the processor overlaps while their line loads are
+ * outstanding, that is by the instructions each call issues: the calls are
+ * compiled once for each k from 1 to 8, so that the mask is straight code,
+ * with the key hashed inline. */
+
+/* The line is computed and its load started (a prefetch) before the mask
+ * is built, so that the memory access is in flight as early as possible in
+ * the call's instructions: the fewer instructions stand between the start
+ * of one call and its load, the more calls' loads overlap. */
+RBF_BLK512 static inline RBF_ALWAYS_INLINE int insert512(struct rbf *f, uint64_t hash, unsigned k)
+{
+    uint64_t *line = blk_line(f, hash);
+    BLK_EARLY(line, 1);
+    __m512i mk = blk_mask512(hash, k);
+    return account1(f, hash, NULL, blk_set512(line, mk));
+}
+
+RBF_BLK512 static RBF_NOINLINE int insert512_long(struct rbf *f, const void *key, size_t len)
+{
+    return insert512(f, hash_key(f, key, len), f->cfg.hashes);
+}
+
+RBF_BLK512 static inline RBF_ALWAYS_INLINE int insert512_key(struct rbf *f, const void *key,
+                                                             size_t len, unsigned k)
+{
+    if (RBF_UNLIKELY(!key)) {
+        if (len)
+            return RBF_EINVAL;
+        key = "";
+    }
+    if (RBF_UNLIKELY(len > 16))
+        return insert512_long(f, key, len);
+    return insert512(f, blk_hash_key(f, key, len), k);
+}
+
+RBF_BLK512 static inline RBF_ALWAYS_INLINE int contains512(const struct rbf *f, uint64_t hash,
+                                                           unsigned k)
+{
+    return blk_all512(blk_line(f, hash), hash, k);
+}
+
+RBF_BLK512 static inline RBF_ALWAYS_INLINE int contains512_key(const struct rbf *f, const void *key,
+                                                               size_t len, unsigned k)
+{
+    if (!key)
+        key = "";
+    uint64_t h = len <= 16 ? blk_hash_key(f, key, len) : hash_key(f, key, len);
+    return contains512(f, h, k);
+}
+
+#define BLK512_K(K)                                                                                \
+    RBF_BLK512 RBF_FLATTEN static int ins512_key##K(struct rbf *f, const void *key, size_t len)   \
+    {                                                                                              \
+        return insert512_key(f, key, len, K);                                                      \
+    }                                                                                              \
+    RBF_BLK512 static int ins512_hash##K(struct rbf *f, uint64_t hash)                             \
+    {                                                                                              \
+        return insert512(f, hash, K);                                                              \
+    }                                                                                              \
+    RBF_BLK512 RBF_FLATTEN static int con512_key##K(const struct rbf *f, const void *key,         \
+                                                    size_t len)                                    \
+    {                                                                                              \
+        return contains512_key(f, key, len, K);                                                    \
+    }                                                                                              \
+    RBF_BLK512 static int con512_hash##K(const struct rbf *f, uint64_t hash)                       \
+    {                                                                                              \
+        return contains512(f, hash, K);                                                            \
+    }
+BLK512_K(1)
+BLK512_K(2)
+BLK512_K(3)
+BLK512_K(4)
+BLK512_K(5)
+BLK512_K(6)
+BLK512_K(7)
+BLK512_K(8)
+#undef BLK512_K
+
+/* Any k (the table's entry 0). */
+RBF_BLK512 RBF_FLATTEN static int ins512_key0(struct rbf *f, const void *key, size_t len)
+{
+    return insert512_key(f, key, len, f->cfg.hashes);
+}
+RBF_BLK512 static int ins512_hash0(struct rbf *f, uint64_t hash)
+{
+    return insert512(f, hash, f->cfg.hashes);
+}
+RBF_BLK512 RBF_FLATTEN static int con512_key0(const struct rbf *f, const void *key, size_t len)
+{
+    return contains512_key(f, key, len, f->cfg.hashes);
+}
+RBF_BLK512 static int con512_hash0(const struct rbf *f, uint64_t hash)
+{
+    return contains512(f, hash, f->cfg.hashes);
+}
+
+/* Indexed by k for k <= 8, else 0 (read-only: nothing writable holds a
+ * code pointer). */
+static int (*const ins512_key_k[9])(struct rbf *, const void *, size_t) = {
+    ins512_key0, ins512_key1, ins512_key2, ins512_key3, ins512_key4,
+    ins512_key5, ins512_key6, ins512_key7, ins512_key8};
+static int (*const ins512_hash_k[9])(struct rbf *, uint64_t) = {
+    ins512_hash0, ins512_hash1, ins512_hash2, ins512_hash3, ins512_hash4,
+    ins512_hash5, ins512_hash6, ins512_hash7, ins512_hash8};
+static int (*const con512_key_k[9])(const struct rbf *, const void *, size_t) = {
+    con512_key0, con512_key1, con512_key2, con512_key3, con512_key4,
+    con512_key5, con512_key6, con512_key7, con512_key8};
+static int (*const con512_hash_k[9])(const struct rbf *, uint64_t) = {
+    con512_hash0, con512_hash1, con512_hash2, con512_hash3, con512_hash4,
+    con512_hash5, con512_hash6, con512_hash7, con512_hash8};
+
+static inline unsigned kslot(const struct rbf *f)
+{
+    return f->cfg.hashes <= 8 ? f->cfg.hashes : 0;
+}
+
+/* ---- one message, AVX2 */
+
+RBF_BLK256 static inline RBF_ALWAYS_INLINE int insert256(struct rbf *f, uint64_t hash)
+{
+    blk256 mk = blk_mask256(hash, f->cfg.hashes);
+    return account1(f, hash, NULL, blk_set256(blk_line(f, hash), mk));
+}
+
+RBF_BLK256 static RBF_NOINLINE int insert256_long(struct rbf *f, const void *key, size_t len)
+{
+    return insert256(f, hash_key(f, key, len));
+}
+
+RBF_BLK256 RBF_FLATTEN static int insert256_key(struct rbf *f, const void *key, size_t len)
+{
+    if (RBF_UNLIKELY(!key)) {
+        if (len)
+            return RBF_EINVAL;
+        key = "";
+    }
+    if (RBF_UNLIKELY(len > 16))
+        return insert256_long(f, key, len);
+    return insert256(f, blk_hash_key(f, key, len));
+}
+
+RBF_BLK256 static int insert256_hash(struct rbf *f, uint64_t hash) { return insert256(f, hash); }
+
+RBF_BLK256 static int contains256(const struct rbf *f, uint64_t hash)
+{
+    return blk_test256(blk_line(f, hash), blk_mask256(hash, f->cfg.hashes));
+}
+
+RBF_BLK256 RBF_FLATTEN static int contains256_key(const struct rbf *f, const void *key, size_t len)
+{
+    if (!key)
+        key = "";
+    uint64_t h = len <= 16 ? blk_hash_key(f, key, len) : hash_key(f, key, len);
+    return blk_test256(blk_line(f, h), blk_mask256(h, f->cfg.hashes));
+}
+
+/* ---- the entry points */
+
+int rbf__blk_insert_key(struct rbf *f, const void *key, size_t len)
+{
+    if (f->simd & RBF_SIMD_BLK512)
+        return ins512_key_k[kslot(f)](f, key, len);
+    return insert256_key(f, key, len);
+}
+
+int rbf__blk_insert_hash(struct rbf *f, uint64_t hash)
+{
+    if (f->simd & RBF_SIMD_BLK512)
+        return ins512_hash_k[kslot(f)](f, hash);
+    return insert256_hash(f, hash);
+}
+
+int rbf__blk_contains_hash(const struct rbf *f, uint64_t hash)
+{
+    if (f->simd & RBF_SIMD_BLK512)
+        return con512_hash_k[kslot(f)](f, hash);
+    return contains256(f, hash);
+}
+
+int rbf__blk_contains_key(const struct rbf *f, const void *key, size_t len)
+{
+    if (f->simd & RBF_SIMD_BLK512)
+        return con512_key_k[kslot(f)](f, key, len);
+    return contains256_key(f, key, len);
+}
+
+/* ---- batches
+ *
+ * The pipeline of batch.c with one line per message: the mask and the
+ * block of message i + ahead are computed (hashing its key first) and its
+ * line prefetched, then message i is decided from its mask.  The masks
+ * depend only on the hash, so computing them early is exact, and the
+ * decisions are made in order as single calls would make them.  A
+ * one-phase filter's array never moves (a recycle clears it in place). */
+
+#ifndef BLK_AHEAD
+#define BLK_AHEAD 16u /* messages ahead */
+#endif
+#ifndef BLK_PF_LOC
+#define BLK_PF_LOC 3 /* prefetch into L1 */
+#endif
+
+typedef struct blk_slot {
+    uint64_t mask[8]; /* 64-byte aligned: the ring is */
+    uint64_t *line;
+    uint64_t hash;
+    uint64_t pad_[6];
+} blk_slot;
+
+#define BLK_BATCH(NAME, TARGET, MASKT, MASKF, STOREM, LOADM, SETF, TESTF)                          \
+    TARGET RBF_FLATTEN static int64_t NAME(struct rbf *f, int insert, const uint64_t *hashes,      \
+                                           const void *const *keys, const size_t *lens, size_t n, \
+                                           uint8_t *results)                                      \
+    {                                                                                              \
+        _Alignas(64) blk_slot ring[BLK_AHEAD];                                                     \
+        const unsigned k = f->cfg.hashes;                                                          \
+        size_t pre = n < BLK_AHEAD ? n : BLK_AHEAD;                                                \
+        for (size_t j = 0; j < pre; j++) {                                                                                                 \
+            uint64_t h = hashes ? hashes[j] : hash_key(f, keys[j], lens[j]);                       \
+            blk_slot *s = &ring[j];                                                                \
+            MASKT mk = MASKF(h, k);                                                                \
+            STOREM(s->mask, mk);                                                                   \
+            s->line = blk_line(f, h);                                                              \
+            s->hash = h;                                                                           \
+            __builtin_prefetch(s->line, 1, BLK_PF_LOC);                                                     \
+        }                                                                                          \
+        int64_t total = 0;                                                                         \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            blk_slot *s = &ring[i % BLK_AHEAD];                                                    \
+            MASKT mk = LOADM(s->mask);                                                             \
+            int res = insert ? account1(f, s->hash, NULL, SETF(s->line, mk)) : TESTF(s->line, mk); \
+            if (results)                                                                           \
+                results[i] = (uint8_t)res;                                                         \
+            total += res;                                                                          \
+            size_t j = i + BLK_AHEAD;                                                              \
+            if (j < n) {                                                                           \
+                uint64_t h = hashes ? hashes[j]                                                    \
+                                    : (lens[j] <= 16 && keys[j]                                    \
+                                           ? blk_hash_key(f, keys[j], lens[j])                    \
+                                           : hash_key(f, keys[j], lens[j]));                       \
+                mk = MASKF(h, k);                                                                  \
+                STOREM(s->mask, mk);                                                               \
+                s->line = blk_line(f, h);                                                          \
+                s->hash = h;                                                                       \
+                __builtin_prefetch(s->line, 1, BLK_PF_LOC);                                                 \
+            }                                                                                      \
+        }                                                                                          \
+        return total;                                                                              \
+    }
+
+#define STORE512(p, m) _mm512_store_si512((void *)(p), (m))
+#define LOAD512(p) _mm512_load_si512((const void *)(p))
+BLK_BATCH(batch512, RBF_BLK512, __m512i, blk_mask512, STORE512, LOAD512, blk_set512, blk_test512)
+
+RBF_BLK256 static inline RBF_ALWAYS_INLINE void store256(uint64_t *p, blk256 m)
+{
+    _mm256_store_si256((__m256i *)p, m.lo);
+    _mm256_store_si256((__m256i *)(p + 4), m.hi);
+}
+
+RBF_BLK256 static inline RBF_ALWAYS_INLINE blk256 load256(const uint64_t *p)
+{
+    blk256 m = {_mm256_load_si256((const __m256i *)p), _mm256_load_si256((const __m256i *)(p + 4))};
+    return m;
+}
+BLK_BATCH(batch256, RBF_BLK256, blk256, blk_mask256, store256, load256, blk_set256, blk_test256)
+
+int64_t rbf__blk_batch(struct rbf *f, int insert, const uint64_t *hashes, const void *const *keys,
+                       const size_t *lens, size_t n, uint8_t *results)
+{
+    if (f->simd & RBF_SIMD_BLK512)
+        return batch512(f, insert, hashes, keys, lens, n, results);
+    return batch256(f, insert, hashes, keys, lens, n, results);
+}
+
+#else
+/* ISO C forbids an empty translation unit. */
+typedef int rbf__no_blk_simd;
+#endif
