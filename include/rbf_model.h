@@ -276,6 +276,16 @@ typedef struct rbf_model_blocked_two_phase_result {
 RBF_MODEL_API int rbf_model_blocked_two_phase(const rbf_model_params *p, uint64_t sigma,
                                               rbf_model_blocked_two_phase_result *out);
 
+/* Capacity planning for the blocked layout: the sigma-bounded one-phase
+ * filter of `bits` rounded DOWN to a multiple of 512 (o->non_colliding,
+ * o->retaining), the k <= o->max_hashes and largest sigma whose blocked
+ * rate is <= eps, maximising E[N_0] (messages per cycle).
+ * gain_vs_worst_case is against the FLAT classic sizing on the same
+ * memory.  A search near the flat plan's k and sigma (docs/models.md):
+ * about a second at 16 Mi bits. */
+RBF_MODEL_API int rbf_plan_blocked_memory(uint64_t bits, double eps, const rbf_plan_options *o,
+                                          rbf_plan_choice *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1339,3 +1339,146 @@ int rbf_model_blocked_two_phase(const rbf_model_params *p, uint64_t sigma,
 {
     return rbf__model_blocked_sigma_w(p, RBF_MODEL_BLOCK_BITS, sigma, 1, RBF__BLK_AUTO, 0, out);
 }
+
+/* ---- planning: the sigma-bounded blocked filter for a memory ---- */
+
+/* Blocked fp at sigma for k (Edgeworth sums: the planner evaluates many
+ * sigma; the difference from the exact sums is below 1e-5 relative, see
+ * docs/models.md). */
+static int plan_eval(uint64_t bits, unsigned k, const rbf_plan_options *o, uint64_t sigma,
+                     rbf_model_blocked_two_phase_result *r)
+{
+    rbf_model_params p;
+    rbf_model_params_init(&p);
+    p.bits = bits;
+    p.hashes = k;
+    p.non_colliding = o->non_colliding;
+    p.retaining = o->retaining;
+    p.layout = RBF_MODEL_LAYOUT_BLOCKED;
+    return rbf__model_blocked_sigma_w(&p, RBF_MODEL_BLOCK_BITS, sigma, 0, RBF__BLK_EDGEWORTH, 0,
+                                      r);
+}
+
+/* Largest sigma in [k, bits) with fp <= eps for this k (fp assumed
+ * non-decreasing in sigma, as for the flat model), starting near `guess`;
+ * 0 if none. */
+static int plan_k(uint64_t bits, unsigned k, double eps, const rbf_plan_options *o, uint64_t guess,
+                  uint64_t *sigma_out, double *cap, double *fp)
+{
+    rbf_model_blocked_two_phase_result r;
+    uint64_t first = k, last = bits - 1;
+    if (first >= bits)
+        return RBF_MODEL_OK;
+    if (guess < first)
+        guess = first;
+    if (guess > last)
+        guess = last;
+    int rc;
+    uint64_t lo = 0, hi = 0; /* lo feasible, hi infeasible (0: not known) */
+    uint64_t s = guess;
+    for (;;) { /* bracket from the guess */
+        if ((rc = plan_eval(bits, k, o, s, &r)))
+            return rc;
+        if (r.fp <= eps) {
+            lo = s;
+            if (hi || s == last)
+                break;
+            uint64_t step = s / 8 + 1;
+            s = last - s > step ? s + step : last;
+        } else {
+            hi = s;
+            if (lo)
+                break;
+            if (s == first)
+                break;
+            uint64_t step = s / 8 + 1;
+            s = s - first > step ? s - step : first;
+        }
+    }
+    if (!lo)
+        return RBF_MODEL_OK; /* not even sigma = k */
+    while (hi && hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if ((rc = plan_eval(bits, k, o, mid, &r)))
+            return rc;
+        if (r.fp <= eps)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if ((rc = plan_eval(bits, k, o, lo, &r)))
+        return rc;
+    *sigma_out = lo;
+    *cap = r.expected_messages;
+    *fp = r.fp;
+    return RBF_MODEL_OK;
+}
+
+int rbf_plan_blocked_memory(uint64_t bits, double eps, const rbf_plan_options *o,
+                            rbf_plan_choice *out)
+{
+    if (!o || !out || !(eps > 0.0 && eps < 1.0) || o->max_hashes < 1 ||
+        o->max_hashes > RBF_MODEL_MAX_HASHES)
+        return RBF_MODEL_EINVAL;
+    bits -= bits % RBF_MODEL_BLOCK_BITS;
+    if (bits < RBF_MODEL_BLOCK_BITS)
+        return RBF_MODEL_EINVAL;
+    memset(out, 0, sizeof *out);
+    /* the flat plan on the same memory: the blocked optimum is near its k,
+     * at a somewhat smaller sigma */
+    rbf_plan_options fo = *o;
+    fo.progress = NULL;
+    rbf_plan flat;
+    int rc = rbf_plan_memory(bits, eps, &fo, &flat);
+    if (rc)
+        return rc;
+    unsigned k0 = flat.sigma_bounded.feasible ? flat.sigma_bounded.hashes : 1;
+    uint64_t g0 = flat.sigma_bounded.feasible ? flat.sigma_bounded.sigma : bits / 4;
+    /* walk k down and up from k0 while the capacity grows (it is unimodal
+     * in k in every case we have computed; docs/models.md) */
+    double best = -1.0;
+    for (int dir = -1; dir <= 1; dir += 2) {
+        double prev = -1.0;
+        for (unsigned k = dir < 0 ? k0 : k0 + 1; k >= 1 && k <= o->max_hashes;
+             k = dir < 0 ? k - 1 : k + 1) {
+            uint64_t s = 0;
+            double cap = -1.0, fp = 0.0;
+            uint64_t guess = (uint64_t)((double)g0 * 0.97);
+            if ((rc = plan_k(bits, k, eps, o, guess, &s, &cap, &fp)))
+                return rc;
+            if (o->progress && o->progress(o->progress_ctx, k, o->max_hashes))
+                return RBF_MODEL_ECANCELED;
+            if (s && (cap > best || (cap == best && k < out->hashes))) {
+                best = cap;
+                out->feasible = 1;
+                out->hashes = k;
+                out->sigma = s;
+                out->expected_messages = cap;
+                out->fp = fp;
+            }
+            if (s && cap < prev)
+                break;
+            if (s)
+                prev = cap;
+            else if (prev >= 0.0)
+                break;
+        }
+    }
+    if (out->feasible) {
+        /* the reported rate with the default (exact for B <= 64) sums */
+        rbf_model_params p;
+        rbf_model_params_init(&p);
+        p.bits = bits;
+        p.hashes = out->hashes;
+        p.non_colliding = o->non_colliding;
+        p.retaining = o->retaining;
+        rbf_model_blocked_sigma_result r;
+        if ((rc = rbf_model_blocked_sigma(&p, out->sigma, &r)))
+            return rc;
+        out->fp = r.fp;
+        out->expected_messages = r.expected_messages;
+        if (flat.worst_case.feasible && flat.worst_case.expected_messages > 0)
+            out->gain_vs_worst_case = out->expected_messages / flat.worst_case.expected_messages;
+    }
+    return RBF_MODEL_OK;
+}
