@@ -344,12 +344,13 @@ static void test_tiny_blocks_brute(void **state)
 static void test_edgeworth_and_quadrature(void **state)
 {
     (void)state;
-    /* measured differences (docs/models.md): ~4e-6 relative at B = 2,
-     * ~1e-7 at B = 16, < 1e-8 at B = 64 */
+    /* measured differences (docs/models.md): one-phase rate ~6e-6
+     * relative at B = 2, ~1e-7 at B = 16, ~6e-9 at B = 64; the frozen rate
+     * (Edgeworth local densities) ~1e-7, 6e-11, 3e-13 */
     static const struct {
         uint64_t B;
-        double tol;
-    } cs[] = {{2, 1e-4}, {16, 2e-6}, {64, 2e-7}};
+        double tol, tol_frozen;
+    } cs[] = {{2, 1e-4, 1e-6}, {16, 2e-6, 1e-9}, {64, 2e-7, 1e-10}};
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         rbf_model_params p = tu_model_params(512 * cs[i].B, 5, 0, 0, RBF_MODEL_FAST);
         uint64_t sigma = 512 * cs[i].B / 2, N = 512 * cs[i].B / 8;
@@ -360,7 +361,7 @@ static void test_edgeworth_and_quadrature(void **state)
         assert_int_equal(rbf__model_blocked_sigma_w(&p, 512, sigma, 1, RBF__BLK_EXACT, 16, &e16),
                          0);
         check_rel(g.fp_active, e.fp_active, cs[i].tol, "edgeworth sigma fp");
-        check_rel(g.fp_frozen, e.fp_frozen, 10 * cs[i].tol, "edgeworth frozen");
+        check_rel(g.fp_frozen, e.fp_frozen, cs[i].tol_frozen, "edgeworth frozen");
         check_rel(g.expected_messages, e.expected_messages, cs[i].tol, "edgeworth E[N_0]");
         check_rel(e16.fp, e.fp, 1e-10, "16 panels vs 8");
         check_rel(e16.expected_messages, e.expected_messages, 1e-11, "16 panels vs 8");
