@@ -360,6 +360,12 @@ static void test_edgeworth_and_quadrature(void **state)
                          0);
         assert_int_equal(rbf__model_blocked_sigma_w(&p, 512, sigma, 1, RBF__BLK_EXACT, 16, &e16),
                          0);
+        print_message("B = %-3llu Edgeworth vs exact: fp %.2g, frozen %.2g, E[N_0] %.2g; "
+                      "16 vs 8 panels: fp %.2g\n",
+                      (unsigned long long)cs[i].B, fabs(g.fp_active - e.fp_active) / e.fp_active,
+                      fabs(g.fp_frozen - e.fp_frozen) / e.fp_frozen,
+                      fabs(g.expected_messages - e.expected_messages) / e.expected_messages,
+                      fabs(e16.fp - e.fp) / e.fp);
         check_rel(g.fp_active, e.fp_active, cs[i].tol, "edgeworth sigma fp");
         check_rel(g.fp_frozen, e.fp_frozen, cs[i].tol_frozen, "edgeworth frozen");
         check_rel(g.expected_messages, e.expected_messages, cs[i].tol, "edgeworth E[N_0]");
@@ -368,6 +374,8 @@ static void test_edgeworth_and_quadrature(void **state)
         rbf_model_blocked_n_result ne, ng;
         assert_int_equal(rbf__model_blocked_n_w(&p, 512, N, RBF__BLK_EXACT, 0, &ne), 0);
         assert_int_equal(rbf__model_blocked_n_w(&p, 512, N, RBF__BLK_EDGEWORTH, 0, &ng), 0);
+        print_message("B = %-3llu Edgeworth vs exact: exact_real %.2g\n",
+                      (unsigned long long)cs[i].B, fabs(ng.exact_real - ne.exact_real) / ne.exact_real);
         check_rel(ng.exact_real, ne.exact_real, 10 * cs[i].tol, "edgeworth exact_real");
     }
 }
