@@ -658,6 +658,15 @@ static void test_arguments(void **state)
     p.retaining = 1;
     assert_int_equal(rbf_model_blocked_sigma(&p, 2, &s), RBF_MODEL_EINVAL);
     p.retaining = 0;
+    /* sigma at the top of the sums' support: the exact sums, whatever B */
+    p.bits = 65536;
+    p.hashes = 1;
+    assert_int_equal(rbf_model_blocked_sigma(&p, 65535, &s), RBF_MODEL_OK);
+    assert_int_equal(s.exact_convolution, 1);
+    assert_int_equal(rbf_model_blocked_sigma(&p, 60000, &s), RBF_MODEL_OK);
+    assert_int_equal(s.exact_convolution, 0);
+    p.bits = 1024;
+    p.hashes = 3;
     /* more bit-setting messages than bits: a real user never counts to N */
     assert_int_equal(rbf_model_blocked_nbounded(&p, 1025, &n), RBF_MODEL_OK);
     assert_true(n.exact_real == 1.0);

@@ -997,13 +997,17 @@ static int others(blk_ctx *x, const double *z, sdist *sy, sdist *sz)
 }
 
 static int ctx_init(blk_ctx *x, const rbf_model_params *p, unsigned W, uint64_t B, int mode,
-                    int use_c)
+                    int use_c, int near_top)
 {
     memset(x, 0, sizeof *x);
     x->p = p;
     x->B = B;
     x->use_c = use_c;
-    x->exact = mode == RBF__BLK_AUTO ? B <= RBF__BLK_EXACT_MAX : mode == RBF__BLK_EXACT;
+    /* near the top of the sums' support (sigma within 4 bits per block of
+     * M) the Edgeworth expansion is poor (1e-3 at sigma = M - 1), and the
+     * block laws there are narrow, so the exact sums are cheap */
+    x->exact = mode == RBF__BLK_AUTO ? (B <= RBF__BLK_EXACT_MAX || near_top)
+                                     : mode == RBF__BLK_EXACT;
     x->y = calloc((size_t)W + 1, sizeof *x->y);
     x->z = calloc((size_t)W + 1, sizeof *x->z);
     if (!x->y || !x->z) {
@@ -1063,7 +1067,7 @@ int rbf__model_blocked_n_w(const rbf_model_params *p, unsigned W, uint64_t messa
         panels = 8;
     const uint64_t B = p->bits / W, N = messages;
     blk_ctx x;
-    if ((rc = ctx_init(&x, p, W, B, mode, 1)))
+    if ((rc = ctx_init(&x, p, W, B, mode, 1, 0)))
         return rc;
     memset(out, 0, sizeof *out);
     out->exact_convolution = x.exact;
@@ -1239,7 +1243,7 @@ int rbf__model_blocked_sigma_w(const rbf_model_params *p, unsigned W, uint64_t s
     const uint64_t B = p->bits / W;
     const unsigned k = p->hashes;
     blk_ctx x;
-    if ((rc = ctx_init(&x, p, W, B, mode, 0)))
+    if ((rc = ctx_init(&x, p, W, B, mode, 0, sigma + 4 * B > p->bits)))
         return rc;
     memset(out, 0, sizeof *out);
     out->exact_convolution = x.exact;
