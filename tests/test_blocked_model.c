@@ -639,6 +639,58 @@ static void test_monte_carlo(void **state)
     }
 }
 
+/* ---- the planner against a search over every k */
+
+static void test_plan_exhaustive(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t bits;
+        double eps;
+    } cs[] = {{1024, 0.01}, {1024, 0.001}, {2048, 0.05}};
+    const size_t ncs = shrunk() ? 1 : sizeof cs / sizeof cs[0];
+    for (size_t i = 0; i < ncs; i++) {
+        rbf_plan_options o;
+        rbf_plan_options_init(&o);
+        o.max_hashes = 11;
+        rbf_plan_choice pc;
+        assert_int_equal(rbf_plan_blocked_memory(cs[i].bits + 100, cs[i].eps, &o, &pc), 0);
+        assert_true(pc.feasible);
+        double best = -1;
+        unsigned bk = 0;
+        uint64_t bs = 0;
+        for (unsigned k = 1; k <= o.max_hashes; k++) {
+            rbf_model_params p = tu_model_params(cs[i].bits, k, 0, 0, RBF_MODEL_FAST);
+            rbf_model_blocked_sigma_result r;
+            uint64_t lo = 0, hi = cs[i].bits; /* fp(lo) <= eps < fp(hi) */
+            while (hi - lo > 1) {
+                uint64_t mid = lo + (hi - lo) / 2;
+                assert_int_equal(rbf_model_blocked_sigma(&p, mid < k ? k : mid, &r), 0);
+                if (mid >= k && r.fp <= cs[i].eps)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            if (lo < k)
+                continue;
+            assert_int_equal(rbf_model_blocked_sigma(&p, lo, &r), 0);
+            if (r.expected_messages > best) {
+                best = r.expected_messages;
+                bk = k;
+                bs = lo;
+            }
+        }
+        print_message("plan M = %llu eps = %g: planner k = %u sigma = %llu E[N_0] %.3f; "
+                      "search k = %u sigma = %llu E[N_0] %.3f\n",
+                      (unsigned long long)cs[i].bits, cs[i].eps, pc.hashes,
+                      (unsigned long long)pc.sigma, pc.expected_messages, bk,
+                      (unsigned long long)bs, best);
+        assert_int_equal(pc.hashes, bk);
+        assert_true(pc.sigma + 1 >= bs && pc.sigma <= bs + 1);
+        check_rel(pc.expected_messages, best, 2e-3, "planner capacity");
+    }
+}
+
 /* ---- arguments */
 
 static void test_arguments(void **state)
@@ -680,6 +732,7 @@ int main(void)
         cmocka_unit_test(test_tiny_blocks_brute),
         cmocka_unit_test(test_edgeworth_and_quadrature),
         cmocka_unit_test(test_monte_carlo),
+        cmocka_unit_test(test_plan_exhaustive),
         cmocka_unit_test(test_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
