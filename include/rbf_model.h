@@ -62,6 +62,10 @@ typedef struct rbf_model_params {
     rbf_model_method method;
     rbf_model_progress_fn progress; /* may be NULL */
     void *progress_ctx;
+    /* Filter layout (0 = flat, the default; see rbf_model_layout below).
+     * The flat functions above ignore it; the rbf_model_blocked_* functions
+     * below model the blocked layout whatever it says. */
+    int layout;
 } rbf_model_params;
 
 /* Fill `p` with defaults: colliding, non-retaining, fast, no progress. */
@@ -199,6 +203,88 @@ RBF_MODEL_API int rbf_plan_messages(uint64_t messages, double eps, const rbf_pla
 RBF_MODEL_API int rbf_plan_messages_two_phase(uint64_t messages, double eps,
                                               const rbf_plan_options *o, uint64_t *bits,
                                               rbf_plan *out);
+
+/* ---- Blocked layout (docs/models.md, "Blocked layout") ----
+ *
+ * M bits = B blocks of RBF_MODEL_BLOCK_BITS (512) bits; every message picks
+ * one block uniformly, independently of its k positions inside the block
+ * (colliding: uniform with replacement on the block's 512 bits;
+ * non-colliding: k distinct).  Insertion, sigma-bounded (global set-bit
+ * count), N-bounded (global bit-setting count) and two-phase are exactly as
+ * for the flat filter.  p->bits must be a positive multiple of 512 (for the
+ * two-phase function: the bits of EACH half).
+ *
+ * Method: the arrivals are Poissonised (a rate-B Poisson clock; the message
+ * sequence, and so every count per cycle, is unchanged), which makes the
+ * blocks independent; a block's bits after L messages follow the flat
+ * 512-bit occupancy chain; the global count is the sum of B independent
+ * block counts, whose distribution is computed exactly (FFT convolution
+ * powers, B <= 64 by default) or by a 4-cumulant Edgeworth expansion
+ * (B > 64); the time integrals use Gauss-Legendre quadrature.  Errors and
+ * validation: docs/models.md.  Cost: milliseconds to a second. */
+#define RBF_MODEL_BLOCK_BITS 512u
+
+enum {
+    RBF_MODEL_LAYOUT_FLAT = 0,
+    RBF_MODEL_LAYOUT_BLOCKED = 1
+};
+
+/* N-bounded blocked filter at N = `messages` bit-setting messages (real
+ * user) or N new messages (oracle) per cycle.  exact_worst and
+ * exact_oracle are exact (binomial block loads, truncated below 1e-30);
+ * exact_real is exact up to quadrature (B <= 64) or carries the Edgeworth
+ * error (B > 64; docs/models.md).  exact_real is 1 (and
+ * messages_per_cycle_real infinite) when N > bits: a real user can never
+ * count to N. */
+typedef struct rbf_model_blocked_n_result {
+    double exact_worst;  /* E[rho(S_N)]: the message after N insertions */
+    double exact_oracle; /* sum_{n<N} E[rho(S_n)] / N */
+    double exact_real;   /* real-user rate: E[FP] / (N + E[FP]) per cycle */
+    double messages_per_cycle_real; /* N + E[FP]: new messages per real-user cycle */
+    int exact_convolution; /* 1: block sums convolved exactly; 0: Edgeworth */
+} rbf_model_blocked_n_result;
+
+RBF_MODEL_API int rbf_model_blocked_nbounded(const rbf_model_params *p, uint64_t messages,
+                                             rbf_model_blocked_n_result *out);
+
+/* Sigma-bounded blocked filter (one phase; p->retaining and
+ * p->non_colliding choose the variant), 1 <= sigma < bits. */
+typedef struct rbf_model_blocked_sigma_result {
+    double fp;                 /* average count-instance rate */
+    double expected_messages;  /* E[N_0]: messages until the filter holds >= sigma bits */
+    double messages_per_cycle; /* new arrivals per cycle as the simulator counts them
+                                  (non-retaining: arrivals at <= sigma bits; retaining:
+                                  one less, the retained message) */
+    int exact_convolution;
+} rbf_model_blocked_sigma_result;
+
+RBF_MODEL_API int rbf_model_blocked_sigma(const rbf_model_params *p, uint64_t sigma,
+                                          rbf_model_blocked_sigma_result *out);
+
+/* Two-phase blocked filter: p->bits is the bits of EACH filter (a multiple
+ * of 512), 1 <= sigma < p->bits.  Like rbf_model_two_phase:
+ * fp = 1 - (1 - fp_active)(1 - fp_frozen). */
+typedef struct rbf_model_blocked_two_phase_result {
+    double fp;
+    double fp_active;
+    double fp_frozen;
+    double expected_messages; /* E[N_0] of one filter per cycle */
+    double messages_per_cycle;
+    int exact_convolution;
+} rbf_model_blocked_two_phase_result;
+
+RBF_MODEL_API int rbf_model_blocked_two_phase(const rbf_model_params *p, uint64_t sigma,
+                                              rbf_model_blocked_two_phase_result *out);
+
+/* Capacity planning for the blocked layout: the sigma-bounded one-phase
+ * filter of `bits` rounded DOWN to a multiple of 512 (o->non_colliding,
+ * o->retaining), the k <= o->max_hashes and largest sigma whose blocked
+ * rate is <= eps, maximising E[N_0] (messages per cycle).
+ * gain_vs_worst_case is against the FLAT classic sizing on the same
+ * memory.  A search near the flat plan's k and sigma (docs/models.md):
+ * about a second at 16 Mi bits. */
+RBF_MODEL_API int rbf_plan_blocked_memory(uint64_t bits, double eps, const rbf_plan_options *o,
+                                          rbf_plan_choice *out);
 
 #ifdef __cplusplus
 }

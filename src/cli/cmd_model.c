@@ -33,6 +33,12 @@ static void help(void)
         "  --recycle R         non-retaining (default) | retaining (sigma-bounded;\n"
         "                      retaining needs S >= K)\n"
         "  --phases P          1 (default) | 2 (sigma-bounded only)\n"
+        "  --layout L          flat (default) | blocked: blocks of 512 bits, one per\n"
+        "                      message (M, or M/2 with --phases 2, a multiple of 512);\n"
+        "                      N-bounded prints exact_worst, exact_oracle, exact_real\n"
+        "                      (f_w, f_o, f_a are null) and messages_per_cycle_real;\n"
+        "                      sigma-bounded also messages_per_cycle (as the simulator\n"
+        "                      counts them); no --curve, no --method paper\n"
         "  --method X          fast (default: renewal pass, O(kM)) | paper (the paper's\n"
         "                      tau/pi recursions and linear solve, O(k^2 M) per sigma)\n"
         "  --curve             CSV with a header row, one row per sigma (or N) from 1\n"
@@ -46,12 +52,13 @@ static void help(void)
         "  rbf model --bits 1000 --hashes 3 --sigma 300\n"
         "  rbf model --bits 1000 --hashes 3 --sigma 200 --phases 2 --json\n"
         "  rbf model --bits 1000 --hashes 5 --messages 100 --json\n"
+        "  rbf model --bits 64Ki --hashes 7 --sigma 32Ki --layout blocked\n"
         "  rbf model --bits 1000 --hashes 3 --sigma 600 --curve > curve.csv\n",
         RBF_MODEL_MAX_HASHES);
 }
 
 enum { O_BITS = 256, O_HASHES, O_SIGMA, O_MESSAGES, O_HASHING, O_RECYCLE, O_PHASES, O_METHOD,
-       O_CURVE, O_JSON, O_HELP };
+       O_CURVE, O_JSON, O_HELP, O_LAYOUT };
 
 static const struct option longopts[] = {
     {"bits", required_argument, NULL, O_BITS},
@@ -61,6 +68,7 @@ static const struct option longopts[] = {
     {"hashing", required_argument, NULL, O_HASHING},
     {"recycle", required_argument, NULL, O_RECYCLE},
     {"phases", required_argument, NULL, O_PHASES},
+    {"layout", required_argument, NULL, O_LAYOUT},
     {"method", required_argument, NULL, O_METHOD},
     {"curve", no_argument, NULL, O_CURVE},
     {"json", no_argument, NULL, O_JSON},
@@ -71,7 +79,7 @@ static const struct option longopts[] = {
 typedef struct opts {
     uint64_t bits, sigma, messages;
     unsigned hashes, phases;
-    int nc, ret, paper, curve, json;
+    int nc, ret, paper, curve, json, blocked;
 } opts;
 
 
@@ -86,6 +94,11 @@ static void json_inputs(const opts *o)
            cli_hashing_name(o->nc), cli_recycle_name(o->ret), o->phases, o->paper ? "paper" : "fast");
     if (o->phases == 2)
         printf(", \"bits_per_filter\": %llu", (unsigned long long)(o->bits / 2));
+    printf(", \"layout\": \"%s\"", o->blocked ? "blocked" : "flat");
+    if (o->blocked)
+        printf(", \"blocks_per_filter\": %llu",
+               (unsigned long long)((o->phases == 2 ? o->bits / 2 : o->bits) /
+                                    RBF_MODEL_BLOCK_BITS));
 }
 
 static void jfield(const char *name, double v)
@@ -100,15 +113,22 @@ static void header(const opts *o)
         printf("model              %s, %s, %s%s\n",
                o->phases == 2 ? "sigma-bounded two-phase" : "sigma-bounded one-phase",
                cli_hashing_name(o->nc), cli_recycle_name(o->ret),
-               o->paper ? " (paper's method)" : " (renewal pass)");
+               o->blocked ? " (blocked layout)"
+                          : o->paper ? " (paper's method)" : " (renewal pass)");
     else /* recycling on N: retaining or not makes no difference */
-        printf("model              N-bounded, %s\n", cli_hashing_name(o->nc));
+        printf("model              N-bounded, %s%s\n", cli_hashing_name(o->nc),
+               o->blocked ? " (blocked layout)" : "");
     if (o->phases == 2)
         printf("bits               %llu (two filters of %llu)\n", (unsigned long long)o->bits,
                (unsigned long long)(o->bits / 2));
     else
         printf("bits               %llu\n", (unsigned long long)o->bits);
     printf("hashes             %u\n", o->hashes);
+    if (o->blocked)
+        printf("layout             blocked (%llu blocks of %u bits per filter)\n",
+               (unsigned long long)((o->phases == 2 ? o->bits / 2 : o->bits) /
+                                    RBF_MODEL_BLOCK_BITS),
+               RBF_MODEL_BLOCK_BITS);
     if (o->sigma)
         printf("sigma              %llu\n", (unsigned long long)o->sigma);
     else
@@ -261,6 +281,83 @@ static int run_messages(const opts *o, rbf_model_params *p)
     return cli_finish_stdout(CMD);
 }
 
+static int run_blocked(const opts *o, rbf_model_params *p)
+{
+    int rc;
+    if (o->messages) {
+        rbf_model_blocked_n_result r;
+        rc = rbf_model_blocked_nbounded(p, o->messages, &r);
+        cli_progress_end();
+        if (rc)
+            return lib_fail(rc);
+        if (o->json) {
+            json_inputs(o);
+            printf(", \"f_w\": null, \"f_o\": null, \"f_a\": null");
+            jfield("exact_worst", r.exact_worst);
+            jfield("exact_oracle", r.exact_oracle);
+            jfield("exact_real", r.exact_real);
+            jfield("messages_per_cycle_real", r.messages_per_cycle_real);
+            printf(", \"exact_convolution\": %s}\n", r.exact_convolution ? "true" : "false");
+        } else {
+            header(o);
+            printf("exact_worst        %.12g   (E[rho] of the message after N insertions)\n",
+                   r.exact_worst);
+            printf("exact_oracle       %.12g   (oracle average)\n", r.exact_oracle);
+            printf("exact_real         %.12g   (real-user average)\n", r.exact_real);
+            printf("messages/cycle     %.12g   (real user: N + false positives)\n",
+                   r.messages_per_cycle_real);
+            printf("(f_w, f_o, f_a: flat-only formulas, not shown)\n");
+        }
+        return cli_finish_stdout(CMD);
+    }
+    if (o->phases == 2) {
+        rbf_model_blocked_two_phase_result t;
+        rc = rbf_model_blocked_two_phase(p, o->sigma, &t);
+        cli_progress_end();
+        if (rc)
+            return lib_fail(rc);
+        if (o->json) {
+            json_inputs(o);
+            jfield("fp", t.fp);
+            jfield("fp_active", t.fp_active);
+            jfield("fp_frozen", t.fp_frozen);
+            jfield("expected_messages", t.expected_messages);
+            jfield("messages_per_cycle", t.messages_per_cycle);
+            printf(", \"exact_convolution\": %s}\n", t.exact_convolution ? "true" : "false");
+        } else {
+            header(o);
+            printf("fp                 %.12g   (active or frozen filter)\n", t.fp);
+            printf("fp_active          %.12g   (the active filter)\n", t.fp_active);
+            printf("fp_frozen          %.12g   (average rate of the frozen filter)\n",
+                   t.fp_frozen);
+            printf("expected_messages  %.12g   (E[N_0] of one filter per cycle)\n",
+                   t.expected_messages);
+            printf("messages/cycle     %.12g   (new arrivals per cycle, as simulated)\n",
+                   t.messages_per_cycle);
+        }
+        return cli_finish_stdout(CMD);
+    }
+    rbf_model_blocked_sigma_result r;
+    rc = rbf_model_blocked_sigma(p, o->sigma, &r);
+    cli_progress_end();
+    if (rc)
+        return lib_fail(rc);
+    if (o->json) {
+        json_inputs(o);
+        jfield("fp", r.fp);
+        jfield("expected_messages", r.expected_messages);
+        jfield("messages_per_cycle", r.messages_per_cycle);
+        printf(", \"exact_convolution\": %s}\n", r.exact_convolution ? "true" : "false");
+    } else {
+        header(o);
+        printf("fp                 %.12g   (average rate)\n", r.fp);
+        printf("expected_messages  %.12g   (E[N_0] per cycle)\n", r.expected_messages);
+        printf("messages/cycle     %.12g   (new arrivals per cycle, as simulated)\n",
+               r.messages_per_cycle);
+    }
+    return cli_finish_stdout(CMD);
+}
+
 int cmd_model(int argc, char **argv)
 {
     opts o;
@@ -317,6 +414,14 @@ int cmd_model(int argc, char **argv)
         case O_CURVE:
             o.curve = 1;
             break;
+        case O_LAYOUT:
+            if (!strcmp(optarg, "flat"))
+                o.blocked = 0;
+            else if (!strcmp(optarg, "blocked"))
+                o.blocked = 1;
+            else
+                return cli_usage(CMD, "--layout: '%s' is not flat or blocked", optarg);
+            break;
         case O_JSON:
             o.json = 1;
             break;
@@ -357,6 +462,20 @@ int cmd_model(int argc, char **argv)
         if (o.curve && o.paper && o.sigma > 100000)
             return cli_usage(CMD, "--curve --method paper: at most 100000 rows (one solve each)");
     }
+    if (o.blocked) {
+        if (per_filter < RBF_MODEL_BLOCK_BITS || per_filter % RBF_MODEL_BLOCK_BITS) {
+            char why[96];
+            snprintf(why, sizeof why, "the bits per filter (%llu) are not whole blocks",
+                     (unsigned long long)per_filter);
+            return cli_bad_value(CMD, "--layout", "blocked", why,
+                                 "flat, or bits per filter a multiple of %u",
+                                 RBF_MODEL_BLOCK_BITS);
+        }
+        if (o.curve)
+            return cli_usage(CMD, "--layout blocked: no --curve (one value at a time)");
+        if (o.paper)
+            return cli_usage(CMD, "--layout blocked: no --method paper");
+    }
     if (o.nc && o.hashes > per_filter) {
         char val[24];
         snprintf(val, sizeof val, "%u", o.hashes);
@@ -374,5 +493,10 @@ int cmd_model(int argc, char **argv)
     p.method = o.paper ? RBF_MODEL_PAPER : RBF_MODEL_FAST;
     p.progress = cli_progress_cb;
     p.progress_ctx = NULL;
+    if (o.blocked) {
+        p.layout = RBF_MODEL_LAYOUT_BLOCKED;
+        cli_progress_begin("model", 1);
+        return run_blocked(&o, &p);
+    }
     return have_sigma ? run_sigma(&o, &p) : run_messages(&o, &p);
 }

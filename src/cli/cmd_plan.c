@@ -34,17 +34,24 @@ static void help(void)
         "  --max-hashes K      largest k to consider (default 32, at most %u)\n"
         "  --hashing H         colliding (default) | non-colliding\n"
         "  --recycle R         non-retaining (default) | retaining\n"
+        "  --layout L          flat | blocked: also plan the sigma-bounded filter with\n"
+        "                      the blocked layout (blocks of 512 bits, the memory\n"
+        "                      rounded down to a multiple of 512) and show the\n"
+        "                      messages per cycle per bit of both layouts (with\n"
+        "                      --bits/--memory only)\n"
         "  --json              one JSON object\n"
         "  --help              this text\n"
         "\n"
         "Ties in capacity go to the smaller k.  Examples:\n"
         "  rbf plan --bits 16Mi --fp 0.001\n"
         "  rbf plan --memory 64MiB --fp 1e-6 --json\n"
-        "  rbf plan --messages 1M --fp 0.001\n",
+        "  rbf plan --messages 1M --fp 0.001\n"
+        "  rbf plan --bits 16Mi --fp 0.001 --layout blocked\n",
         RBF_MODEL_MAX_HASHES);
 }
 
-enum { O_BITS = 256, O_MEMORY, O_MESSAGES, O_FP, O_MAXK, O_HASHING, O_RECYCLE, O_JSON, O_HELP };
+enum { O_BITS = 256, O_MEMORY, O_MESSAGES, O_FP, O_MAXK, O_HASHING, O_RECYCLE, O_JSON, O_HELP,
+       O_LAYOUT };
 
 static const struct option longopts[] = {
     {"bits", required_argument, NULL, O_BITS},
@@ -55,6 +62,7 @@ static const struct option longopts[] = {
     {"hashing", required_argument, NULL, O_HASHING},
     {"recycle", required_argument, NULL, O_RECYCLE},
     {"json", no_argument, NULL, O_JSON},
+    {"layout", required_argument, NULL, O_LAYOUT},
     {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -176,6 +184,68 @@ static void print_text(const rbf_plan *p, const rbf_plan_options *o)
            (unsigned long long)(p->bits / 2));
 }
 
+/* The two layouts side by side (sigma-bounded one-phase). */
+static void json_layouts(const rbf_plan *p, const rbf_plan_choice *b, uint64_t bbits, int blocked)
+{
+    const rbf_plan_choice *f = &p->sigma_bounded;
+    printf(", \"layout\": \"%s\", \"layouts\": {", blocked ? "blocked" : "flat");
+    for (int i = 0; i < 2; i++) {
+        const rbf_plan_choice *c = i ? b : f;
+        uint64_t bits = i ? bbits : p->bits;
+        printf("%s\"%s\": {\"bits\": %llu, \"feasible\": %s, ", i ? ", " : "",
+               i ? "blocked" : "flat", (unsigned long long)bits, c->feasible ? "true" : "false");
+        if (c->feasible)
+            printf("\"hashes\": %u, \"sigma\": %llu, ", c->hashes, (unsigned long long)c->sigma);
+        else
+            printf("\"hashes\": null, \"sigma\": null, ");
+        printf("\"expected_messages\": ");
+        cli_json_double(stdout, c->feasible ? c->expected_messages : NAN);
+        printf(", \"messages_per_cycle_per_bit\": ");
+        cli_json_double(stdout, c->feasible ? c->expected_messages / (double)bits : NAN);
+        printf(", \"fp\": ");
+        cli_json_double(stdout, c->feasible ? c->fp : NAN);
+        printf("}");
+    }
+    printf("}, \"blocked_vs_flat_per_bit\": ");
+    cli_json_double(stdout, f->feasible && b->feasible
+                                ? (b->expected_messages / (double)bbits) /
+                                      (f->expected_messages / (double)p->bits)
+                                : NAN);
+}
+
+static void text_layouts(const rbf_plan *p, const rbf_plan_choice *b, uint64_t bbits,
+                         const rbf_plan_options *o, int blocked)
+{
+    const rbf_plan_choice *f = &p->sigma_bounded;
+    printf("\nLayouts (sigma-bounded one-phase, target %.6g):\n", p->target_fp);
+    printf("  %-8s %12s %4s %14s %16s %14s  %s\n", "layout", "bits", "k", "sigma",
+           "messages/cycle", "per bit", "fp (model)");
+    for (int i = 0; i < 2; i++) {
+        const rbf_plan_choice *c = i ? b : f;
+        uint64_t bits = i ? bbits : p->bits;
+        if (!c->feasible) {
+            printf("  %-8s %12llu %4s %14s %16s %14s  %s\n", i ? "blocked" : "flat",
+                   (unsigned long long)bits, "-", "-", "(none reaches EPS)", "-", "-");
+            continue;
+        }
+        printf("  %-8s %12llu %4u %14llu %16.2f %14.6g  %.6g\n", i ? "blocked" : "flat",
+               (unsigned long long)bits, c->hashes, (unsigned long long)c->sigma,
+               c->expected_messages, c->expected_messages / (double)bits, c->fp);
+    }
+    if (f->feasible && b->feasible) {
+        double r = (b->expected_messages / (double)bbits) / (f->expected_messages / (double)p->bits);
+        printf("  blocked holds %.2f%% %s messages per cycle per bit than flat: the price of\n"
+               "  one 512-bit block (one cache line) per message.\n",
+               100.0 * fabs(1.0 - r), r <= 1.0 ? "fewer" : "more");
+    }
+    if (blocked && b->feasible)
+        printf("  rbf_config: .bits = %llu, .hashes = %u, .sigma = %llu, .hashing = %s,\n"
+               "              .recycle = %s, .phases = 1, .layout = RBF_LAYOUT_BLOCKED\n",
+               (unsigned long long)bbits, b->hashes, (unsigned long long)b->sigma,
+               o->non_colliding ? "RBF_NON_COLLIDING" : "RBF_COLLIDING",
+               o->retaining ? "RBF_RETAINING" : "RBF_NON_RETAINING");
+}
+
 static int lib_fail(int rc)
 {
     if (rc == RBF_MODEL_ENOMEM)
@@ -190,6 +260,7 @@ int cmd_plan(int argc, char **argv)
     uint64_t bits = 0, messages = 0, v;
     double eps = 0;
     int have_bits = 0, have_memory = 0, have_messages = 0, have_fp = 0, json = 0;
+    int layout = -1; /* -1: not given, 0 flat, 1 blocked */
     rbf_plan_options o;
     rbf_plan_options_init(&o);
     int opt, rc;
@@ -235,6 +306,14 @@ int cmd_plan(int argc, char **argv)
         case O_JSON:
             json = 1;
             break;
+        case O_LAYOUT:
+            if (!strcmp(optarg, "flat"))
+                layout = 0;
+            else if (!strcmp(optarg, "blocked"))
+                layout = 1;
+            else
+                return cli_usage(CMD, "--layout: '%s' is not flat or blocked", optarg);
+            break;
         case O_HELP:
             help();
             return cli_finish_stdout(CMD);
@@ -252,6 +331,10 @@ int cmd_plan(int argc, char **argv)
         return cli_usage(CMD, "give --bits, --memory or --messages");
     if (!have_fp)
         return cli_usage(CMD, "--fp is required");
+    if (layout >= 0 && have_messages)
+        return cli_usage(CMD, "--layout: with --bits or --memory only");
+    if (layout >= 0 && bits < RBF_MODEL_BLOCK_BITS)
+        return cli_usage(CMD, "--layout: needs at least %u bits (one block)", RBF_MODEL_BLOCK_BITS);
 
     o.progress = cli_progress_cb;
     o.progress_ctx = NULL;
@@ -259,15 +342,23 @@ int cmd_plan(int argc, char **argv)
     if (!have_messages) {
         cli_progress_begin("plan", bits);
         rc = rbf_plan_memory(bits, eps, &o, &p);
+        rbf_plan_choice bc;
+        uint64_t bbits = bits - bits % RBF_MODEL_BLOCK_BITS;
+        if (!rc && layout >= 0)
+            rc = rbf_plan_blocked_memory(bits, eps, &o, &bc);
         cli_progress_end();
         if (rc)
             return lib_fail(rc);
         if (json) {
             printf("{");
             json_plan_fields(&p, &o);
+            if (layout >= 0)
+                json_layouts(&p, &bc, bbits, layout);
             printf("}\n");
         } else {
             print_text(&p, &o);
+            if (layout >= 0)
+                text_layouts(&p, &bc, bbits, &o, layout);
         }
         return cli_finish_stdout(CMD);
     }

@@ -150,5 +150,6 @@ int repro_fig4(repro_ctx *c);   /* N-bounded bounds vs simulation */
 int repro_fig567(repro_ctx *c); /* capacity vs M, vs eps, one/two-phase ratio */
 int repro_variants(repro_ctx *c); /* hashing/retaining variants (model) */
 int repro_fn(repro_ctx *c);     /* false negatives and count variants (simulation) */
+int repro_blocked(repro_ctx *c); /* fig10: blocked layout vs flat (reproduce_blocked.c) */
 
 #endif

@@ -604,10 +604,27 @@ int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name)
     const char *nm = NULL;
     int rc;
     double v = 0;
-    if (fc->layout != RBF_LAYOUT_FLAT) {
-        /* the blocked layout's model is the models module's (issue 15);
-         * until it is wired in here, no prediction rather than the flat one */
-        rc = RBF_ENOMODEL;
+    if (fc->layout == RBF_LAYOUT_BLOCKED) {
+        p.layout = RBF_MODEL_LAYOUT_BLOCKED;
+        if (fc->sigma && fc->phases == 1) {
+            rbf_model_blocked_sigma_result r;
+            nm = "blocked f_sigma^1";
+            rc = rbf_model_blocked_sigma(&p, fc->sigma, &r);
+            v = r.fp;
+        } else if (fc->sigma) {
+            rbf_model_blocked_two_phase_result r;
+            nm = "blocked f_sigma^2";
+            rc = rbf_model_blocked_two_phase(&p, fc->sigma, &r);
+            v = r.fp;
+        } else if (fc->phases == 1) {
+            rbf_model_blocked_n_result r;
+            p.retaining = 0;
+            nm = cfg->oracle ? "blocked exact_oracle" : "blocked exact_real";
+            rc = rbf_model_blocked_nbounded(&p, fc->messages, &r);
+            v = cfg->oracle ? r.exact_oracle : r.exact_real;
+        } else {
+            rc = RBF_ENOMODEL;
+        }
     } else if (fc->sigma && fc->phases == 1) {
         rbf_model_sigma_result r;
         nm = "f_sigma^1";
