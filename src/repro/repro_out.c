@@ -17,7 +17,7 @@
 
 #include "cli_util.h"
 #include "rbf.h"
-#include "reproduce_common.h"
+#include "repro_internal.h"
 
 static char empty_str[1];
 

@@ -10,7 +10,7 @@
 
 #include "cli_util.h"
 #include "rbf_model.h"
-#include "reproduce_common.h"
+#include "repro_internal.h"
 
 static const unsigned v_ks[] = {1, 3, 5};
 #define V_NK (sizeof v_ks / sizeof v_ks[0])

@@ -18,7 +18,7 @@
 #include "cli_util.h"
 #include "rbf_model.h"
 #include "rbf_sim.h"
-#include "reproduce_common.h"
+#include "repro_internal.h"
 
 /* ---- shared */
 

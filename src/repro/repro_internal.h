@@ -1,5 +1,5 @@
 /*
- * reproduce_common.h -- shared pieces of `rbf reproduce`: the run context,
+ * repro_internal.h -- shared pieces of the reproduce module (`rbf reproduce`): the run context,
  * output files (CSV, gnuplot scripts, figures), the claims table and the
  * report, plus a small thread pool for independent simulation points.
  *
@@ -7,16 +7,14 @@
  * them):  report.md, claims.json, figN.csv (+ figN_*.csv), figN.gp,
  * figN.png, figN.svg, gnuplot.log.
  */
-#ifndef RBF_REPRODUCE_COMMON_H
-#define RBF_REPRODUCE_COMMON_H
+#ifndef RBF_REPRO_INTERNAL_H
+#define RBF_REPRO_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-/* Run sizes.  REPRO_QUICK is for the CLI test, REPRO_DEFAULT for
- * `make reproduce`, REPRO_FULL at the paper's sample sizes (MODEL.md 7). */
-typedef enum { REPRO_QUICK = 0, REPRO_DEFAULT = 1, REPRO_FULL = 2 } repro_mode;
+#include "repro.h"
 
 typedef struct repro_sizes {
     /* fig3: sigma-bounded verification (paper: 100,000 x 7 / x 10) */

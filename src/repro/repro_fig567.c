@@ -10,7 +10,7 @@
 
 #include "cli_util.h"
 #include "rbf_model.h"
-#include "reproduce_common.h"
+#include "repro_internal.h"
 
 /* The paper's working point for Fig. 5 and the M of MODEL.md's example. */
 #define FIG5_EPS 0.01
