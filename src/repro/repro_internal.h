@@ -130,12 +130,6 @@ int repro_write_report(repro_ctx *c, double seconds);
 
 void repro_ctx_free(repro_ctx *c);
 
-/* ---- statistics across epochs */
-
-/* Mean and two-sided Student-t confidence interval (level, e.g. 0.99) of
- * n values; n == 1 gives a zero-width interval. */
-void repro_mean_ci(const double *v, size_t n, double level, double *mean, double *lo, double *hi);
-
 /* ---- a pool of threads over independent jobs 0..n-1.  fn(arg, i) returns
  * 0 or a negative code; the first failure stops handing out jobs and is
  * returned.  Progress (jobs done of n) is drawn under a lock. */

@@ -13,8 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <gsl/gsl_cdf.h>
-
 #include "cli_util.h"
 #include "rbf.h"
 #include "repro_internal.h"
@@ -459,27 +457,6 @@ int repro_write_report(repro_ctx *c, double seconds)
     if (write_claims_json(c, seconds) != 0)
         rc = -1;
     return rc;
-}
-
-/* ---- statistics */
-
-void repro_mean_ci(const double *v, size_t n, double level, double *mean, double *lo, double *hi)
-{
-    double m = 0, ss = 0;
-    for (size_t i = 0; i < n; i++)
-        m += v[i];
-    m = n ? m / (double)n : 0;
-    for (size_t i = 0; i < n; i++)
-        ss += (v[i] - m) * (v[i] - m);
-    double half = 0;
-    if (n > 1) {
-        double sd = sqrt(ss / (double)(n - 1));
-        double t = gsl_cdf_tdist_Pinv(1 - (1 - level) / 2, (double)(n - 1));
-        half = t * sd / sqrt((double)n);
-    }
-    *mean = m;
-    *lo = m - half;
-    *hi = m + half;
 }
 
 /* ---- thread pool */

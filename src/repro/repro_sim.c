@@ -72,15 +72,16 @@ static int run_jobs(repro_ctx *c, const char *label, sim_job *jobs, size_t n)
             c->cnt_ordered++;
         /* Paired across epochs: is count-instance - count-each below 0
          * with 99% confidence? */
-        double d[256], mean, lo, hi;
-        size_t ne = r->epochs < 256 ? r->epochs : 256;
-        for (size_t e = 0; e < ne; e++)
+        double d[256];
+        unsigned ne = r->epochs < 256 ? r->epochs : 256;
+        for (unsigned e = 0; e < ne; e++)
             d[e] = r->epoch_rates[e].fp - r->epoch_rates[e].fp_each;
-        repro_mean_ci(d, ne, 0.99, &mean, &lo, &hi);
-        if (ne > 1) {
+        rbf_sim_stat st;
+        if (ne > 1 && rbf_sim_interval(d, ne, 0.99, &st) == RBF_OK) {
             /* one-sided p of "mean difference < 0" from the paired t */
-            double se = (hi - lo) / 2 / gsl_cdf_tdist_Pinv(0.995, (double)(ne - 1));
-            double pv = se > 0 ? gsl_cdf_tdist_P(mean / se, (double)(ne - 1)) : (mean < 0 ? 0 : 1);
+            double se = st.stddev / sqrt((double)ne);
+            double pv = se > 0 ? gsl_cdf_tdist_P(st.mean / se, (double)(ne - 1))
+                               : (st.mean < 0 ? 0 : 1);
             if (pv < 0.01)
                 c->cnt_violated++;
             if (c->cnt_points == 1 || pv < c->cnt_min_p)
