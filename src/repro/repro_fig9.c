@@ -1,8 +1,14 @@
 /*
- * reproduce_variants.c -- fig9 of `rbf reproduce`: the colliding /
+ * repro_fig9.c -- fig9 of the reproduce module: the colliding /
  * non-colliding and retaining / non-retaining variants of the sigma-bounded
  * model, as relative differences to the colliding non-retaining one that
  * the paper plots (§V: "nearly identical").  Models only.
+ *
+ *   compute  f9_curves (one-phase curves of every variant), f9_compare
+ *            (largest differences at Fig. 3's points, two-phase included)
+ *   data     fig9.csv
+ *   plot     f9_plot: caption and fig9.gp
+ *   claims   the variants are within 5% of each other
  */
 #include <math.h>
 #include <stdlib.h>
@@ -29,11 +35,11 @@ static void set_variant(rbf_model_params *p, unsigned v)
     p->retaining = (int)((v >> 1) & 1);
 }
 
-static void write_fig9_gp(repro_ctx *c)
+static int f9_script(repro_ctx *c)
 {
     FILE *gp = repro_gp_begin(c, "fig9", 1400, 560);
     if (!gp)
-        return;
+        return -1;
     fprintf(gp,
             "ks = '1 3 5'\n"
             "set multiplot layout 1,3 title \"σ-bounded one-phase model: the other variants "
@@ -64,7 +70,7 @@ static void write_fig9_gp(repro_ctx *c)
             "100*column('rel_nc_r') : NaN) with lines dt 2 lw 1.5 lc rgb '#7570b3' notitle\n"
             "}\n",
             V_FILL_LO - 0.02, V_FILL_HI + 0.02);
-    repro_gp_end(c, gp, "fig9");
+    return repro_gp_end(c, gp, "fig9");
 }
 
 static const char *variant_name(unsigned v)
@@ -74,122 +80,184 @@ static const char *variant_name(unsigned v)
     return n[v & 3];
 }
 
-int repro_variants(repro_ctx *c)
-{
-    int rc = 0;
+/* One-phase f_sigma^1 for sigma = 0..V_FILL_HI * M per (M, k, variant). */
+typedef struct f9_data {
     double *curve[V_NM][V_NK][4];
-    memset(curve, 0, sizeof curve);
-    for (size_t mi = 0; mi < V_NM && rc == 0; mi++)
-        for (size_t ki = 0; ki < V_NK && rc == 0; ki++)
-            for (unsigned v = 0; v < 4 && rc == 0; v++) {
+} f9_data;
+
+/* The largest relative differences to the baseline at Fig. 3's points
+ * (one-phase 300..900 step 50 at M = 1000; two-phase 150..450 step 25 per
+ * 500-bit half), k = 1, 3, 5, and the same fills at M = 10000. */
+typedef struct f9_worst {
+    double worst1, worst2, worst10k;
+    unsigned w1k, w1v, w2k, w2v;
+    uint64_t w1s, w2s;
+} f9_worst;
+
+/* ---- compute */
+
+static int f9_curves(repro_ctx *c, f9_data *d)
+{
+    for (size_t mi = 0; mi < V_NM; mi++)
+        for (size_t ki = 0; ki < V_NK; ki++)
+            for (unsigned v = 0; v < 4; v++) {
                 uint64_t smax = (uint64_t)(V_FILL_HI * (double)v_bits[mi]);
-                curve[mi][ki][v] = calloc(smax + 1, sizeof(double));
-                if (!curve[mi][ki][v]) {
-                    rc = RBF_MODEL_ENOMEM;
-                    break;
-                }
+                d->curve[mi][ki][v] = calloc(smax + 1, sizeof(double));
+                if (!d->curve[mi][ki][v])
+                    return repro_oom(c);
                 rbf_model_params p;
                 rbf_model_params_init(&p);
                 p.bits = v_bits[mi];
                 p.hashes = v_ks[ki];
                 set_variant(&p, v);
-                rc = rbf_model_sigma_curve(&p, smax, curve[mi][ki][v], NULL);
-            }
-
-    /* The claim's grid: Fig. 3's points (one-phase 300..900 step 50 at
-     * M = 1000; two-phase 150..450 step 25 per 500-bit half), k = 1, 3, 5,
-     * and the same fills at M = 10000 for comparison. */
-    double worst1 = 0, worst2 = 0, worst10k = 0;
-    unsigned w1k = 0, w1v = 0, w2k = 0, w2v = 0;
-    uint64_t w1s = 0, w2s = 0;
-    for (size_t ki = 0; ki < V_NK && rc == 0; ki++)
-        for (unsigned v = 1; v < 4 && rc == 0; v++) {
-            for (uint64_t s = 300; s <= 900; s += 50) {
-                double b = curve[0][ki][0][s], x = curve[0][ki][v][s];
-                double d = fabs(x - b) / b;
-                if (d > worst1)
-                    worst1 = d, w1k = v_ks[ki], w1v = v, w1s = s;
-                b = curve[1][ki][0][s * 10], x = curve[1][ki][v][s * 10];
-                d = fabs(x - b) / b;
-                if (d > worst10k)
-                    worst10k = d;
-            }
-            for (uint64_t s = 150; s <= 450 && rc == 0; s += 25) {
-                rbf_model_params p;
-                rbf_model_params_init(&p);
-                p.bits = 500;
-                p.hashes = v_ks[ki];
-                rbf_model_two_phase_result base, other;
-                rc = rbf_model_two_phase(&p, s, &base);
-                set_variant(&p, v);
-                if (rc == 0)
-                    rc = rbf_model_two_phase(&p, s, &other);
-                if (rc != 0)
-                    break;
-                double d = fabs(other.fp - base.fp) / base.fp;
-                if (d > worst2)
-                    worst2 = d, w2k = v_ks[ki], w2v = v, w2s = s;
-            }
-        }
-    if (rc != 0) {
-        cli_fail("reproduce", "variant models failed: status %d", rc);
-    } else {
-        FILE *fp = repro_open(c, "fig9.csv");
-        if (fp) {
-            fputs("bits,k,sigma,fill,fp_c_nr,fp_nc_nr,fp_c_r,fp_nc_r,rel_nc_nr,rel_c_r,rel_nc_r\n",
-                  fp);
-            for (size_t mi = 0; mi < V_NM; mi++)
-                for (size_t ki = 0; ki < V_NK; ki++) {
-                    uint64_t step = v_bits[mi] / 1000;
-                    uint64_t lo = (uint64_t)(V_FILL_LO * (double)v_bits[mi]);
-                    uint64_t hi = (uint64_t)(V_FILL_HI * (double)v_bits[mi]);
-                    for (uint64_t s = lo; s <= hi; s += step) {
-                        double f[4];
-                        for (unsigned v = 0; v < 4; v++)
-                            f[v] = curve[mi][ki][v][s];
-                        fprintf(fp, "%llu,%u,%llu,%.5f,%.10g,%.10g,%.10g,%.10g,%.6g,%.6g,%.6g\n",
-                                (unsigned long long)v_bits[mi], v_ks[ki], (unsigned long long)s,
-                                (double)s / (double)v_bits[mi], f[0], f[1], f[2], f[3],
-                                (f[1] - f[0]) / f[0], (f[2] - f[0]) / f[0], (f[3] - f[0]) / f[0]);
-                    }
+                int rc = rbf_model_sigma_curve(&p, smax, d->curve[mi][ki][v], NULL);
+                if (rc != 0) {
+                    cli_fail("reproduce", "variant models failed: status %d", rc);
+                    return -1;
                 }
-            if (repro_close(c, fp, "fig9.csv") != 0)
-                rc = -1;
-        } else {
-            rc = -1;
+            }
+    return 0;
+}
+
+/* One-phase differences of variant v at k index ki (from the curves). */
+static void f9_compare_one(const f9_data *d, size_t ki, unsigned v, f9_worst *w)
+{
+    for (uint64_t s = 300; s <= 900; s += 50) {
+        double b = d->curve[0][ki][0][s], x = d->curve[0][ki][v][s];
+        double diff = fabs(x - b) / b;
+        if (diff > w->worst1)
+            w->worst1 = diff, w->w1k = v_ks[ki], w->w1v = v, w->w1s = s;
+        b = d->curve[1][ki][0][s * 10], x = d->curve[1][ki][v][s * 10];
+        diff = fabs(x - b) / b;
+        if (diff > w->worst10k)
+            w->worst10k = diff;
+    }
+}
+
+/* Two-phase differences of variant v at k index ki (models run here). */
+static int f9_compare_two(size_t ki, unsigned v, f9_worst *w)
+{
+    for (uint64_t s = 150; s <= 450; s += 25) {
+        rbf_model_params p;
+        rbf_model_params_init(&p);
+        p.bits = 500;
+        p.hashes = v_ks[ki];
+        rbf_model_two_phase_result base, other;
+        int rc = rbf_model_two_phase(&p, s, &base);
+        set_variant(&p, v);
+        if (rc == 0)
+            rc = rbf_model_two_phase(&p, s, &other);
+        if (rc != 0)
+            return rc;
+        double diff = fabs(other.fp - base.fp) / base.fp;
+        if (diff > w->worst2)
+            w->worst2 = diff, w->w2k = v_ks[ki], w->w2v = v, w->w2s = s;
+    }
+    return 0;
+}
+
+static int f9_compare(const f9_data *d, f9_worst *w)
+{
+    memset(w, 0, sizeof *w);
+    for (size_t ki = 0; ki < V_NK; ki++)
+        for (unsigned v = 1; v < 4; v++) {
+            f9_compare_one(d, ki, v, w);
+            int rc = f9_compare_two(ki, v, w);
+            if (rc != 0) {
+                cli_fail("reproduce", "variant models failed: status %d", rc);
+                return -1;
+            }
         }
-        repro_figure_add(
-            c, "fig9",
-            repro_strdupf("Fig. 9 (beyond the paper): hashing and retaining variants"),
-            repro_strdupf(
-                "Relative difference (variant − colliding non-retaining) / colliding "
-                "non-retaining of the one-phase σ-bounded rate f_σ^1, against the fill σ/M from "
-                "%.2f to %.2f, for k = 1, 3, 5; solid M = 1000 bits, dashed M = 10000 (for k = "
-                "1 the two hashings coincide, so only the retaining curves show). Non-colliding "
-                "hashing lowers the rate (C(b,k)/C(M,k) < (b/M)^k at every level b); retaining "
-                "raises it (the arrival at 0 set bits, a sure non-false-positive, is replaced "
-                "by the retained message). The differences are largest at low fill and shrink "
-                "as M grows.",
-                V_FILL_LO, V_FILL_HI),
-            repro_strdupf("`fig9.csv`"));
-        write_fig9_gp(c);
-        repro_claim_add(
-            c, "variants_nearly_identical",
-            "The four hashing/retaining variants give nearly identical rates (here: within 5% "
-            "of colliding non-retaining at every Fig. 3 point)",
-            "§V (opening), §II-A1", "\"nearly identical\" (no number)",
-            worst1 < V_TOL && worst2 < V_TOL,
-            "The paper gives no tolerance; 5% is this project's reading. The differences are "
-            "exact model values, not samples.",
-            "largest relative difference: one-phase %.2f%% (%s, k = %u, σ = %llu, M = 1000), "
-            "two-phase %.2f%% (%s, k = %u, σ = %llu per 500-bit half); at M = 10000 (same fills) "
-            "%.2f%%",
-            100 * worst1, variant_name(w1v), w1k, (unsigned long long)w1s, 100 * worst2,
-            variant_name(w2v), w2k, (unsigned long long)w2s, 100 * worst10k);
+    return 0;
+}
+
+/* ---- data */
+
+static int f9_write_csv(repro_ctx *c, const f9_data *d)
+{
+    FILE *fp = repro_open(c, "fig9.csv");
+    if (!fp)
+        return -1;
+    fputs("bits,k,sigma,fill,fp_c_nr,fp_nc_nr,fp_c_r,fp_nc_r,rel_nc_nr,rel_c_r,rel_nc_r\n",
+          fp);
+    for (size_t mi = 0; mi < V_NM; mi++)
+        for (size_t ki = 0; ki < V_NK; ki++) {
+            uint64_t step = v_bits[mi] / 1000;
+            uint64_t lo = (uint64_t)(V_FILL_LO * (double)v_bits[mi]);
+            uint64_t hi = (uint64_t)(V_FILL_HI * (double)v_bits[mi]);
+            for (uint64_t s = lo; s <= hi; s += step) {
+                double f[4];
+                for (unsigned v = 0; v < 4; v++)
+                    f[v] = d->curve[mi][ki][v][s];
+                fprintf(fp, "%llu,%u,%llu,%.5f,%.10g,%.10g,%.10g,%.10g,%.6g,%.6g,%.6g\n",
+                        (unsigned long long)v_bits[mi], v_ks[ki], (unsigned long long)s,
+                        (double)s / (double)v_bits[mi], f[0], f[1], f[2], f[3],
+                        (f[1] - f[0]) / f[0], (f[2] - f[0]) / f[0], (f[3] - f[0]) / f[0]);
+            }
+        }
+    return repro_close(c, fp, "fig9.csv");
+}
+
+/* ---- plot */
+
+static int f9_plot(repro_ctx *c)
+{
+    int rc = repro_figure_add(
+        c, "fig9",
+        repro_strdupf("Fig. 9 (beyond the paper): hashing and retaining variants"),
+        repro_strdupf(
+            "Relative difference (variant − colliding non-retaining) / colliding "
+            "non-retaining of the one-phase σ-bounded rate f_σ^1, against the fill σ/M from "
+            "%.2f to %.2f, for k = 1, 3, 5; solid M = 1000 bits, dashed M = 10000 (for k = "
+            "1 the two hashings coincide, so only the retaining curves show). Non-colliding "
+            "hashing lowers the rate (C(b,k)/C(M,k) < (b/M)^k at every level b); retaining "
+            "raises it (the arrival at 0 set bits, a sure non-false-positive, is replaced "
+            "by the retained message). The differences are largest at low fill and shrink "
+            "as M grows.",
+            V_FILL_LO, V_FILL_HI),
+        repro_strdupf("`fig9.csv`"));
+    if (f9_script(c) != 0)
+        rc = -1;
+    return rc;
+}
+
+/* ---- claims */
+
+static int f9_claim(repro_ctx *c, const f9_worst *w)
+{
+    return repro_claim_add(
+        c, "variants_nearly_identical",
+        "The four hashing/retaining variants give nearly identical rates (here: within 5% "
+        "of colliding non-retaining at every Fig. 3 point)",
+        "§V (opening), §II-A1", "\"nearly identical\" (no number)",
+        w->worst1 < V_TOL && w->worst2 < V_TOL,
+        "The paper gives no tolerance; 5% is this project's reading. The differences are "
+        "exact model values, not samples.",
+        "largest relative difference: one-phase %.2f%% (%s, k = %u, σ = %llu, M = 1000), "
+        "two-phase %.2f%% (%s, k = %u, σ = %llu per 500-bit half); at M = 10000 (same fills) "
+        "%.2f%%",
+        100 * w->worst1, variant_name(w->w1v), w->w1k, (unsigned long long)w->w1s, 100 * w->worst2,
+        variant_name(w->w2v), w->w2k, (unsigned long long)w->w2s, 100 * w->worst10k);
+}
+
+/* ---- the step */
+
+int repro_fig9(repro_ctx *c)
+{
+    f9_data d;
+    f9_worst w;
+    memset(&d, 0, sizeof d);
+    int rc = f9_curves(c, &d);
+    if (rc == 0)
+        rc = f9_compare(&d, &w);
+    if (rc == 0) {
+        rc |= f9_write_csv(c, &d);
+        rc |= f9_plot(c);
+        rc |= f9_claim(c, &w);
     }
     for (size_t mi = 0; mi < V_NM; mi++)
         for (size_t ki = 0; ki < V_NK; ki++)
             for (unsigned v = 0; v < 4; v++)
-                free(curve[mi][ki][v]);
+                free(d.curve[mi][ki][v]);
     return rc ? -1 : 0;
 }

@@ -101,8 +101,8 @@ static const struct {
     {"fig3: sigma-bounded model against simulation", repro_fig3},
     {"fig4: N-bounded bounds against simulation", repro_fig4},
     {"fig5-7: capacity by policy against M and epsilon", repro_fig567},
-    {"fig8: false negatives and count variants (simulation)", repro_fn},
-    {"fig9: hashing and retaining variants (models)", repro_variants},
+    {"fig8: false negatives and count variants (simulation)", repro_fig8},
+    {"fig9: hashing and retaining variants (models)", repro_fig9},
 };
 #define NSTEPS (sizeof steps / sizeof steps[0])
 
