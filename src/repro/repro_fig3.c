@@ -65,7 +65,6 @@ static unsigned f3_count(size_t ser, unsigned k)
     return n;
 }
 
-
 /* Model curves: one-phase for every sigma <= 950, two-phase for sigma of
  * the 500-bit halves up to 475. */
 #define F3_SMAX1 ((size_t)F3_HI1 + 50)
@@ -240,11 +239,10 @@ static int f3_write_points(repro_ctx *c, const f3_data *d)
         const rbf_sim_result *r = &d->jobs[j].res;
         fprintf(fp, "%u,%llu,%u,%llu,%.10g,%.10g,%.10g,%.10g,%u,%llu,%llu,%llu,%d\n",
                 f3_series[pt->ser].phases, (unsigned long long)f3_series[pt->ser].pool,
-                f3_ks[pt->ki], (unsigned long long)pt->sigma, pt->model, r->fp.mean,
-                r->fp.ci_low, r->fp.ci_high, r->epochs,
-                (unsigned long long)d->jobs[j].cfg.arrivals,
-                (unsigned long long)r->total.new_arrivals,
-                (unsigned long long)r->total.fp_first, repro_inside(pt->model, &r->fp));
+                f3_ks[pt->ki], (unsigned long long)pt->sigma, pt->model, r->fp.mean, r->fp.ci_low,
+                r->fp.ci_high, r->epochs, (unsigned long long)d->jobs[j].cfg.arrivals,
+                (unsigned long long)r->total.new_arrivals, (unsigned long long)r->total.fp_first,
+                repro_inside(pt->model, &r->fp));
     }
     return repro_close(c, fp, "fig3.csv");
 }
@@ -293,9 +291,9 @@ static int f3_script(repro_ctx *c)
             "word(colors,i) notitle, \\\n"
             "     NaN with points pt 6 ps 1.1 lc rgb '#444444' title 'open: pool of 10^6 "
             "messages'\n",
-            F3_BITS, c->sz.sigma_epochs1, (unsigned long long)c->sz.sigma_arrivals,
-            F3_LO1 - 25, F3_HI1 + 25, F3_BITS / 2, c->sz.sigma_epochs2,
-            (unsigned long long)c->sz.sigma_arrivals, F3_LO2 - 12, F3_HI2 + 13);
+            F3_BITS, c->sz.sigma_epochs1, (unsigned long long)c->sz.sigma_arrivals, F3_LO1 - 25,
+            F3_HI1 + 25, F3_BITS / 2, c->sz.sigma_epochs2, (unsigned long long)c->sz.sigma_arrivals,
+            F3_LO2 - 12, F3_HI2 + 13);
     return repro_gp_end(c, gp, "fig3");
 }
 
@@ -303,8 +301,7 @@ static int f3_plot(repro_ctx *c)
 {
     const repro_sizes *sz = &c->sz;
     int rc = repro_figure_add(
-        c, "fig3",
-        repro_strdupf("Fig. 3: f_σ^1 and f_σ^2 against σ, model and simulation"),
+        c, "fig3", repro_strdupf("Fig. 3: f_σ^1 and f_σ^2 against σ, model and simulation"),
         repro_strdupf(
             "Lines: the σ-bounded model (MODEL.md 3, colliding, non-retaining) for k = 1, 3, 5. "
             "Points: the library's filter in the simulator, mean over epochs with its 99%% "
@@ -320,8 +317,8 @@ static int f3_plot(repro_ctx *c)
             "circles (right): the same two-phase filters fed from a pool of 10^6 messages "
             "(beyond the paper; see the two-phase claims).",
             (unsigned long long)(sz->sigma_arrivals / 20), F3_BITS, F3_LO1, F3_HI1, F3_STEP1,
-            sz->sigma_epochs1, (unsigned long long)sz->sigma_arrivals, F3_BITS / 2, F3_LO2,
-            F3_HI2, F3_STEP2, sz->sigma_epochs2),
+            sz->sigma_epochs1, (unsigned long long)sz->sigma_arrivals, F3_BITS / 2, F3_LO2, F3_HI2,
+            F3_STEP2, sz->sigma_epochs2),
         repro_strdupf("`fig3.csv` (simulation points with the model at each), `fig3_lines.csv` "
                       "(model curves)"));
     if (f3_script(c) != 0)
@@ -382,17 +379,17 @@ static int f3_claim_inside(repro_ctx *c, const f3_data *d, size_t ser)
         free(note);
         return repro_oom(c);
     }
-    int rc = repro_claim_add(c, f3_ids[ser][0], claim, paper ? "§V-A1, Fig. 3" : "beyond the paper (Fig. 3)",
-                    paper ? "\"for all data points, the value ... lies within the "
-                            "confidence interval\""
-                          : "-",
-                    t->in == t->n, note,
-                    "%u of %u points inside; largest deviation of the simulated mean from "
-                    "the model %+.2f%% (k = %u, σ = %llu); simulated mean above the model at "
-                    "%u of %u points, mean deviation %+.2f%%",
-                    t->in, t->n, 100 * t->max_rel, t->worst_k,
-                    (unsigned long long)t->worst_sigma, t->above, t->n,
-                    100 * t->sum_rel / (t->n ? t->n : 1));
+    int rc = repro_claim_add(
+        c, f3_ids[ser][0], claim, paper ? "§V-A1, Fig. 3" : "beyond the paper (Fig. 3)",
+        paper ? "\"for all data points, the value ... lies within the "
+                "confidence interval\""
+              : "-",
+        t->in == t->n, note,
+        "%u of %u points inside; largest deviation of the simulated mean from "
+        "the model %+.2f%% (k = %u, σ = %llu); simulated mean above the model at "
+        "%u of %u points, mean deviation %+.2f%%",
+        t->in, t->n, 100 * t->max_rel, t->worst_k, (unsigned long long)t->worst_sigma, t->above,
+        t->n, 100 * t->sum_rel / (t->n ? t->n : 1));
     free(claim);
     free(note);
     return rc;
@@ -404,15 +401,15 @@ static int f3_claim_chance(repro_ctx *c, const f3_data *d, size_t ser)
     const f3_stats *t = &d->st[ser];
     double pv = repro_binom_tail(t->n - t->in, t->n, 0.01);
     char *claim = repro_strdupf("The %s misses (pool %llu) are no more than chance for 99%% "
-                          "intervals (binomial test, level 0.01)",
-                          f3_names[ser], (unsigned long long)f3_series[ser].pool);
+                                "intervals (binomial test, level 0.01)",
+                                f3_names[ser], (unsigned long long)f3_series[ser].pool);
     if (!claim)
         return repro_oom(c);
-    int rc = repro_claim_add(c, f3_ids[ser][1], claim, "beyond the paper (Fig. 3)", "-", pv >= 0.01,
-                    "A statistical reading of the row above: P(at least this many misses | "
-                    "exact model, independent 99% intervals).",
-                    "%u misses of %u; P(>= %u misses) = %.3g", t->n - t->in, t->n,
-                    t->n - t->in, pv);
+    int rc = repro_claim_add(
+        c, f3_ids[ser][1], claim, "beyond the paper (Fig. 3)", "-", pv >= 0.01,
+        "A statistical reading of the row above: P(at least this many misses | "
+        "exact model, independent 99% intervals).",
+        "%u misses of %u; P(>= %u misses) = %.3g", t->n - t->in, t->n, t->n - t->in, pv);
     free(claim);
     return rc;
 }

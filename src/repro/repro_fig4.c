@@ -38,9 +38,9 @@ typedef struct f4_stats {
 } f4_stats;
 
 typedef struct f4_data {
-    rbf_model_n_result *lines;      /* F4_NL: N = F4_LINE_LO + 5 i */
-    rbf_model_n_result pts[F4_NP];  /* at the simulated N */
-    repro_sim_job *jobs;            /* F4_NP */
+    rbf_model_n_result *lines;     /* F4_NL: N = F4_LINE_LO + 5 i */
+    rbf_model_n_result pts[F4_NP]; /* at the simulated N */
+    repro_sim_job *jobs;           /* F4_NP */
     f4_stats st;
 } f4_data;
 
@@ -130,11 +130,10 @@ static int f4_write_points(repro_ctx *c, const f4_data *d)
         const rbf_sim_result *r = &d->jobs[i].res;
         const rbf_model_n_result *m = &d->pts[i];
         fprintf(fp, "%u,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%u,%llu,%llu,%llu,%d,%d\n", f4_n(i),
-                m->f_o, m->f_a, m->exact_real, r->fp.mean, r->fp.ci_low, r->fp.ci_high,
-                r->epochs, (unsigned long long)d->jobs[i].cfg.arrivals,
-                (unsigned long long)r->total.new_arrivals,
-                (unsigned long long)r->total.fp_first, m->f_a <= r->fp.mean,
-                repro_inside(m->exact_real, &r->fp));
+                m->f_o, m->f_a, m->exact_real, r->fp.mean, r->fp.ci_low, r->fp.ci_high, r->epochs,
+                (unsigned long long)d->jobs[i].cfg.arrivals,
+                (unsigned long long)r->total.new_arrivals, (unsigned long long)r->total.fp_first,
+                m->f_a <= r->fp.mean, repro_inside(m->exact_real, &r->fp));
     }
     return repro_close(c, fp, "fig4.csv");
 }
@@ -201,8 +200,7 @@ static int f4_plot(repro_ctx *c)
             "is this project's exact computation (MODEL.md 4); f_w is the classic rate of the "
             "message after N insertions. The lower panel divides everything by the exact rate "
             "so the gaps of a few per cent are visible.",
-            F4_BITS, F4_K, F4_LO, F4_HI, F4_STEP, sz->n_epochs,
-            (unsigned long long)sz->n_arrivals),
+            F4_BITS, F4_K, F4_LO, F4_HI, F4_STEP, sz->n_epochs, (unsigned long long)sz->n_arrivals),
         repro_strdupf("`fig4.csv` (simulation points), `fig4_lines.csv` (models)"));
     if (f4_script(c) != 0)
         rc = -1;
@@ -215,11 +213,12 @@ static int f4_claims(repro_ctx *c, const f4_data *d)
 {
     const f4_stats *t = &d->st;
     int rc = 0;
-    rc |= repro_claim_add(c, "fig4_fo_le_fa", "f_o ≤ f_a at every N (f_a is the tighter lower bound)",
-                    "§V-A2, Fig. 4", "\"f_a is a tighter lower bound than f_o\"",
-                    t->ord == F4_NP, "Model against model: no sampling involved.",
-                    "f_o ≤ f_a at %u of %u values of N (M = %u, k = %u)", t->ord, (unsigned)F4_NP,
-                    F4_BITS, F4_K);
+    rc |=
+        repro_claim_add(c, "fig4_fo_le_fa", "f_o ≤ f_a at every N (f_a is the tighter lower bound)",
+                        "§V-A2, Fig. 4", "\"f_a is a tighter lower bound than f_o\"",
+                        t->ord == F4_NP, "Model against model: no sampling involved.",
+                        "f_o ≤ f_a at %u of %u values of N (M = %u, k = %u)", t->ord,
+                        (unsigned)F4_NP, F4_BITS, F4_K);
     rc |= repro_claim_add(
         c, "fig4_fa_le_sim", "f_a (and so f_o) lies below the simulated mean at every N",
         "§V-A2, Fig. 4", "\"for all data points, both f_o and f_a are below the sample mean\"",
@@ -229,17 +228,18 @@ static int f4_claims(repro_ctx *c, const f4_data *d)
         "chance.",
         "f_a ≤ simulated mean at %u of %u N; largest f_a / simulated mean = %.3f", t->below_mean,
         (unsigned)F4_NP, t->worst_fa_over_mean);
-    rc |= repro_claim_add(c, "fig4_bounds_within_or_below",
-                    "f_o and f_a fall within or below the simulated 99% interval at every N",
-                    "§V-A2, Fig. 4", "\"fall either within or below the confidence interval\"",
-                    t->below_hi == F4_NP, NULL, "%u of %u values of N", t->below_hi, (unsigned)F4_NP);
+    rc |= repro_claim_add(
+        c, "fig4_bounds_within_or_below",
+        "f_o and f_a fall within or below the simulated 99% interval at every N", "§V-A2, Fig. 4",
+        "\"fall either within or below the confidence interval\"", t->below_hi == F4_NP, NULL,
+        "%u of %u values of N", t->below_hi, (unsigned)F4_NP);
     rc |= repro_claim_add(
         c, "fig4_exact_inside",
         "The exact real-user rate lies inside the simulated 99% interval at every N",
         "beyond the paper (Fig. 4)", "-", t->exact_in == F4_NP,
         "An equality claim at 99% per point (about 1 miss in 100 points is chance).",
-        "%u of %u points inside; the exact rate exceeds f_a by up to %.1f%% (N = %.0f)", t->exact_in,
-        (unsigned)F4_NP, 100 * t->max_gap, t->gap_at);
+        "%u of %u points inside; the exact rate exceeds f_a by up to %.1f%% (N = %.0f)",
+        t->exact_in, (unsigned)F4_NP, 100 * t->max_gap, t->gap_at);
     return rc;
 }
 

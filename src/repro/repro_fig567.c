@@ -97,8 +97,8 @@ static void csv_row(FILE *fp, const plan_job *j)
 {
     const rbf_plan *p = &j->plan;
     double cs = cap(&p->sigma_bounded);
-    fprintf(fp, "%llu,%.6g,%u,%llu", (unsigned long long)j->bits, j->eps,
-            p->sigma_bounded.hashes, (unsigned long long)p->sigma_bounded.sigma);
+    fprintf(fp, "%llu,%.6g,%u,%llu", (unsigned long long)j->bits, j->eps, p->sigma_bounded.hashes,
+            (unsigned long long)p->sigma_bounded.sigma);
     csv_num(fp, cs);
     fprintf(fp, ",%u,%llu,%u,%llu,%u,%llu,%u,%llu", p->oracle_n.hashes,
             (unsigned long long)p->oracle_n.messages, p->average_n.hashes,
@@ -353,8 +353,8 @@ static int f567_write_fig7(repro_ctx *c, const f567_data *d)
     for (size_t i = 0; i < d->nm + d->ne; i++) {
         const plan_job *j = &d->jobs[i];
         const rbf_plan *p = &j->plan;
-        fprintf(fp, "%s,%llu,%.6g,%u", i < d->nm ? "M" : "eps", (unsigned long long)j->bits,
-                j->eps, p->sigma_bounded.hashes);
+        fprintf(fp, "%s,%llu,%.6g,%u", i < d->nm ? "M" : "eps", (unsigned long long)j->bits, j->eps,
+                p->sigma_bounded.hashes);
         csv_num(fp, cap(&p->sigma_bounded));
         fprintf(fp, ",%u", p->two_phase.hashes);
         csv_num(fp, cap(&p->two_phase));
@@ -379,8 +379,7 @@ static int f567_plot(repro_ctx *c)
     const repro_sizes *sz = &c->sz;
     int rc = 0;
     rc |= repro_figure_add(
-        c, "fig5",
-        repro_strdupf("Fig. 5: capacity against memory M at ε = %g", FIG5_EPS),
+        c, "fig5", repro_strdupf("Fig. 5: capacity against memory M at ε = %g", FIG5_EPS),
         repro_strdupf(
             "Expected messages per cycle that each sizing rule allows at an average "
             "false-positive rate of ε = %g, divided by the σ-bounded capacity E[N_0] "
@@ -401,8 +400,7 @@ static int f567_plot(repro_ctx *c)
         repro_strdupf("`fig6.csv`"));
     rc |= fig6_script(c);
     rc |= repro_figure_add(
-        c, "fig7",
-        repro_strdupf("Fig. 7: one-phase against two-phase capacity"),
+        c, "fig7", repro_strdupf("Fig. 7: one-phase against two-phase capacity"),
         repro_strdupf("E[N_0] of the best one-phase σ-bounded filter of M bits divided by E[N_0] "
                       "of one filter of the best two-phase filter (two filters of M/2 bits) at "
                       "the same average rate: left against M at ε = %g, right against ε at M = "
@@ -430,12 +428,12 @@ static int f567_claims_M(repro_ctx *c, const f567_data *d)
         c, "worst_case_30pct_M",
         "Worst-case sizing (f_w) stores more than 30% fewer messages than σ-bounded sizing at "
         "ε = 0.01, at every M",
-        "§V-B, Fig. 5", "\"consistently reduced by more than 30%\"",
-        w.n == nm && w.max < 0.70, NULL,
+        "§V-B, Fig. 5", "\"consistently reduced by more than 30%\"", w.n == nm && w.max < 0.70,
+        NULL,
         "f_w / σ-bounded capacity from %.3f (M = %llu) to %.3f (M = %llu) over %zu values of M "
         "in 2^%u..2^%u%s",
-        w.min, (unsigned long long)jm[w.imin].bits, w.max, (unsigned long long)jm[w.imax].bits,
-        w.n, sz->m_log2_lo, sz->m_log2_hi, w.nan ? " (some points infeasible)" : "");
+        w.min, (unsigned long long)jm[w.imin].bits, w.max, (unsigned long long)jm[w.imax].bits, w.n,
+        sz->m_log2_lo, sz->m_log2_hi, w.nan ? " (some points infeasible)" : "");
     rc |= repro_claim_add(
         c, "average_close_M",
         "Sizing by the average-N bound f_a is close to σ-bounded sizing (here: within 10% at "
@@ -468,20 +466,21 @@ static int f567_claim_order(repro_ctx *c, const f567_data *d)
         if (co - cs > max_excess)
             max_excess = co - cs;
     }
-    return repro_claim_add(c, "capacity_order",
-                    "Capacity order: σ-bounded ≥ oracle f_o ≥ average f_a ≥ worst case f_w",
-                    "§V (step 2), Figs. 5-6",
-                    "\"σ-bounded maintains the highest number of messages, followed by f_o, f_a, "
-                    "and f_w the lowest\"",
-                    nord == nm + ne,
-                    "Each capacity is the best point on its own grid (whole messages for N; "
-                    "one σ step of E[N_0] for σ-bounded), so the oracle passing E[N_0] by less "
-                    "than one message plus one σ step counts as a tie. The σ-bounded and oracle "
-                    "capacities are nearly equal (Figs. 5-6).",
-                    "order holds at %zu of %zu planner points (M and ε sweeps; strictly, "
-                    "without ties, at %zu); the oracle's N exceeds E[N_0] by at most %.2f "
-                    "messages",
-                    nord, nm + ne, nstrict, max_excess);
+    return repro_claim_add(
+        c, "capacity_order",
+        "Capacity order: σ-bounded ≥ oracle f_o ≥ average f_a ≥ worst case f_w",
+        "§V (step 2), Figs. 5-6",
+        "\"σ-bounded maintains the highest number of messages, followed by f_o, f_a, "
+        "and f_w the lowest\"",
+        nord == nm + ne,
+        "Each capacity is the best point on its own grid (whole messages for N; "
+        "one σ step of E[N_0] for σ-bounded), so the oracle passing E[N_0] by less "
+        "than one message plus one σ step counts as a tie. The σ-bounded and oracle "
+        "capacities are nearly equal (Figs. 5-6).",
+        "order holds at %zu of %zu planner points (M and ε sweeps; strictly, "
+        "without ties, at %zu); the oracle's N exceeds E[N_0] by at most %.2f "
+        "messages",
+        nord, nm + ne, nstrict, max_excess);
 }
 
 /* Against eps: worst-case loss about 30%; one-phase beats two-phase. */
@@ -504,15 +503,15 @@ static int f567_claims_eps(repro_ctx *c, const f567_data *d)
         (unsigned long long)sz->eps_bits);
 
     range r1m = range_of(jm, nm, r_one_two), r1e = range_of(je, ne, r_one_two);
-    rc |= repro_claim_add(c, "one_phase_beats_two",
-                    "A one-phase filter holds more messages per cycle than a two-phase filter "
-                    "of the same total memory at the same average rate",
-                    "§V-C, Fig. 7", "\"the one-phase RBF appears to outperform the two-phased\"",
-                    r1m.n == nm && r1e.n == ne && r1m.min > 1 && r1e.min > 1, NULL,
-                    "one/two-phase ratio %.3f..%.3f over M (ε = %g), %.3f..%.3f over ε (M = "
-                    "%llu)",
-                    r1m.min, r1m.max, FIG5_EPS, r1e.min, r1e.max,
-                    (unsigned long long)sz->eps_bits);
+    rc |= repro_claim_add(
+        c, "one_phase_beats_two",
+        "A one-phase filter holds more messages per cycle than a two-phase filter "
+        "of the same total memory at the same average rate",
+        "§V-C, Fig. 7", "\"the one-phase RBF appears to outperform the two-phased\"",
+        r1m.n == nm && r1e.n == ne && r1m.min > 1 && r1e.min > 1, NULL,
+        "one/two-phase ratio %.3f..%.3f over M (ε = %g), %.3f..%.3f over ε (M = "
+        "%llu)",
+        r1m.min, r1m.max, FIG5_EPS, r1e.min, r1e.max, (unsigned long long)sz->eps_bits);
     return rc;
 }
 
@@ -561,9 +560,10 @@ static int f567_note_kmax(repro_ctx *c, const f567_data *d)
         if (max_k(&jobs[i].plan) > kmax)
             kmax = max_k(&jobs[i].plan);
     if (kmax >= sz->max_hashes)
-        return repro_note(c, "Figs. 5-7: some policy chose k = %u, the top of the planner's range: "
-                      "its optimum may lie beyond.",
-                   kmax);
+        return repro_note(c,
+                          "Figs. 5-7: some policy chose k = %u, the top of the planner's range: "
+                          "its optimum may lie beyond.",
+                          kmax);
     return 0;
 }
 

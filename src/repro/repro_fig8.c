@@ -52,7 +52,7 @@ typedef struct f8_stats {
 
 typedef struct f8_data {
     rbf_plan plans[F8_NE];
-    repro_sim_job *jobs;   /* F8_NJOBS */
+    repro_sim_job *jobs;    /* F8_NJOBS */
     double model[F8_NJOBS]; /* the models' count-instance rate (NaN: none) */
     f8_stats st;
 } f8_data;
@@ -193,8 +193,8 @@ static void f8_tally(f8_data *d)
 
 /* ---- data */
 
-#define F8_COLS                                                                                  \
-    "phases,bits,k,sigma,model_fp,fp_mean,fp_lo,fp_hi,fn_mean,fn_lo,fn_hi,fp_first,fp_each,"    \
+#define F8_COLS                                                                                    \
+    "phases,bits,k,sigma,model_fp,fp_mean,fp_lo,fp_hi,fn_mean,fn_lo,fn_hi,fp_first,fp_each,"       \
     "messages_per_cycle,epochs,arrivals_per_epoch\n"
 
 static void f8_row(FILE *fp, const f8_data *d, size_t j)
@@ -208,8 +208,8 @@ static void f8_row(FILE *fp, const f8_data *d, size_t j)
     else
         fputs("NaN", fp);
     fprintf(fp, ",%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%u,%llu\n", r->fp.mean,
-            r->fp.ci_low, r->fp.ci_high, r->fn.mean, r->fn.ci_low, r->fn.ci_high,
-            r->fp_first.mean, r->fp_each.mean, r->messages_per_cycle.mean, r->epochs,
+            r->fp.ci_low, r->fp.ci_high, r->fn.mean, r->fn.ci_low, r->fn.ci_high, r->fp_first.mean,
+            r->fp_each.mean, r->messages_per_cycle.mean, r->epochs,
             (unsigned long long)jb->cfg.arrivals);
 }
 
@@ -353,27 +353,29 @@ static int f8_claim_fn(repro_ctx *c, const f8_stats *t)
         "%g): %s%s%u; on uniform, Zipf and fading L = 2000: lower at %u, higher at %u of %zu "
         "(workload, ε) points",
         t->life_lower, t->life_higher, (size_t)F8_NL, F8_LIFE_EPS, life_text,
-        t->min_life_higher ? ", higher from L = " : "", t->min_life_higher, t->grid_lower, t->grid_higher,
-        (size_t)(F8_NW * F8_NE));
+        t->min_life_higher ? ", higher from L = " : "", t->min_life_higher, t->grid_lower,
+        t->grid_higher, (size_t)(F8_NW * F8_NE));
 }
 
 /* The paper: count-instance does not depend on the arrival distribution. */
 static int f8_claim_distribution(repro_ctx *c, const f8_stats *t)
 {
-    return repro_claim_add(c, "count_instance_distribution_free",
-                    "The count-instance rate does not depend on the arrival distribution: the "
-                    "one-phase model f_σ^1 lies inside the 99% interval on uniform, Zipf and "
-                    "fading workloads",
-                    "§II-E", "\"count-instance is not affected by underlying distribution of "
-                             "arriving messages\"",
-                    t->model_n > 0 && repro_binom_tail(t->model_n - t->model_in, t->model_n, 0.01) >= 0.01,
-                    "An equality claim at 99% per point, decided like the \"chance\" rows of "
-                    "Fig. 3: it fails if the number of misses has binomial probability below "
-                    "0.01 for an exact model.",
-                    "model inside at %u of %u one-phase points (uniform, Zipf, fading with %zu "
-                    "lifetimes; M = %u, planned for ε = 0.001..0.1); P(>= %u misses) = %.3g",
-                    t->model_in, t->model_n, (size_t)F8_NL + 1, F8_BITS, t->model_n - t->model_in,
-                    repro_binom_tail(t->model_n - t->model_in, t->model_n, 0.01));
+    return repro_claim_add(
+        c, "count_instance_distribution_free",
+        "The count-instance rate does not depend on the arrival distribution: the "
+        "one-phase model f_σ^1 lies inside the 99% interval on uniform, Zipf and "
+        "fading workloads",
+        "§II-E",
+        "\"count-instance is not affected by underlying distribution of "
+        "arriving messages\"",
+        t->model_n > 0 && repro_binom_tail(t->model_n - t->model_in, t->model_n, 0.01) >= 0.01,
+        "An equality claim at 99% per point, decided like the \"chance\" rows of "
+        "Fig. 3: it fails if the number of misses has binomial probability below "
+        "0.01 for an exact model.",
+        "model inside at %u of %u one-phase points (uniform, Zipf, fading with %zu "
+        "lifetimes; M = %u, planned for ε = 0.001..0.1); P(>= %u misses) = %.3g",
+        t->model_in, t->model_n, (size_t)F8_NL + 1, F8_BITS, t->model_n - t->model_in,
+        repro_binom_tail(t->model_n - t->model_in, t->model_n, 0.01));
 }
 
 /* The paper: count-instance >= count-each >= count-first, over every
@@ -381,25 +383,24 @@ static int f8_claim_distribution(repro_ctx *c, const f8_stats *t)
 static int f8_claim_count_variants(repro_ctx *c)
 {
     const repro_count_check *k = &c->cnt;
-    return repro_claim_add(c, "count_instance_most_stringent",
-                    "Count-instance is the most stringent count: count-instance ≥ count-each ≥ "
-                    "count-first",
-                    "§II-E and Appendix", "proved in the appendix (for expected values)",
-                    k->points > 0 && k->min_p * (double)k->points >= 0.01,
-                    "count-each ≥ count-first holds by construction. count-instance ≥ count-each "
-                    "is about expected values, tested per point with a paired one-sided t test "
-                    "over epochs of (count-instance − count-each) < 0, and over all points with "
-                    "a Bonferroni correction (the claim fails if any point has p < 0.01 / "
-                    "points). Where nearly every arrival is new (a pool of 10^6 messages) the "
-                    "two are almost equal and their sample means may swap by chance.",
-                    "means in the stated order at %zu of %zu simulated points of Figs. 3, 4 and "
-                    "8; %zu points with one-sided p < 0.01 (about %.1f expected by chance if "
-                    "equal), smallest p = %.3g (Bonferroni threshold %.2g); smallest "
-                    "count-instance / count-each = %.4g",
-                    k->ordered, k->points, k->violated,
-                    0.01 * (double)k->points, k->min_p,
-                    0.01 / (double)(k->points ? k->points : 1),
-                    k->min_instance_over_each);
+    return repro_claim_add(
+        c, "count_instance_most_stringent",
+        "Count-instance is the most stringent count: count-instance ≥ count-each ≥ "
+        "count-first",
+        "§II-E and Appendix", "proved in the appendix (for expected values)",
+        k->points > 0 && k->min_p * (double)k->points >= 0.01,
+        "count-each ≥ count-first holds by construction. count-instance ≥ count-each "
+        "is about expected values, tested per point with a paired one-sided t test "
+        "over epochs of (count-instance − count-each) < 0, and over all points with "
+        "a Bonferroni correction (the claim fails if any point has p < 0.01 / "
+        "points). Where nearly every arrival is new (a pool of 10^6 messages) the "
+        "two are almost equal and their sample means may swap by chance.",
+        "means in the stated order at %zu of %zu simulated points of Figs. 3, 4 and "
+        "8; %zu points with one-sided p < 0.01 (about %.1f expected by chance if "
+        "equal), smallest p = %.3g (Bonferroni threshold %.2g); smallest "
+        "count-instance / count-each = %.4g",
+        k->ordered, k->points, k->violated, 0.01 * (double)k->points, k->min_p,
+        0.01 / (double)(k->points ? k->points : 1), k->min_instance_over_each);
 }
 
 /* ---- the step */

@@ -178,8 +178,7 @@ static int f9_write_csv(repro_ctx *c, const f9_data *d)
     FILE *fp = repro_open(c, "fig9.csv");
     if (!fp)
         return -1;
-    fputs("bits,k,sigma,fill,fp_c_nr,fp_nc_nr,fp_c_r,fp_nc_r,rel_nc_nr,rel_c_r,rel_nc_r\n",
-          fp);
+    fputs("bits,k,sigma,fill,fp_c_nr,fp_nc_nr,fp_c_r,fp_nc_r,rel_nc_nr,rel_c_r,rel_nc_r\n", fp);
     for (size_t mi = 0; mi < V_NM; mi++)
         for (size_t ki = 0; ki < V_NK; ki++) {
             uint64_t step = v_bits[mi] / 1000;
@@ -203,8 +202,7 @@ static int f9_write_csv(repro_ctx *c, const f9_data *d)
 static int f9_plot(repro_ctx *c)
 {
     int rc = repro_figure_add(
-        c, "fig9",
-        repro_strdupf("Fig. 9 (beyond the paper): hashing and retaining variants"),
+        c, "fig9", repro_strdupf("Fig. 9 (beyond the paper): hashing and retaining variants"),
         repro_strdupf(
             "Relative difference (variant − colliding non-retaining) / colliding "
             "non-retaining of the one-phase σ-bounded rate f_σ^1, against the fill σ/M from "

@@ -37,8 +37,7 @@ static void report_failure(const repro_sim_job *jobs, size_t n)
         const rbf_config *f = &jobs[i].cfg.filter;
         const char *why = NULL;
         rbf_sim_config_check(&jobs[i].cfg, &why);
-        cli_fail("reproduce",
-                 "simulation failed (M=%llu k=%u sigma=%llu N=%llu phases=%u): %s%s%s",
+        cli_fail("reproduce", "simulation failed (M=%llu k=%u sigma=%llu N=%llu phases=%u): %s%s%s",
                  (unsigned long long)f->bits, f->hashes, (unsigned long long)f->sigma,
                  (unsigned long long)f->messages, f->phases, rbf_sim_strerror(jobs[i].rc),
                  why ? ": " : "", why ? why : "");
@@ -64,8 +63,8 @@ static void count_check_add(repro_count_check *k, const rbf_sim_result *r)
     if (ne > 1 && rbf_sim_interval(d, ne, 0.99, &st) == RBF_OK) {
         /* one-sided p of "mean difference < 0" from the paired t */
         double se = st.stddev / sqrt((double)ne);
-        double pv = se > 0 ? gsl_cdf_tdist_P(st.mean / se, (double)(ne - 1))
-                           : (st.mean < 0 ? 0 : 1);
+        double pv =
+            se > 0 ? gsl_cdf_tdist_P(st.mean / se, (double)(ne - 1)) : (st.mean < 0 ? 0 : 1);
         if (pv < 0.01)
             k->violated++;
         if (k->points == 1 || pv < k->min_p)
