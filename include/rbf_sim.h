@@ -140,16 +140,24 @@ typedef struct rbf_sim_rates {
     uint64_t reserved_[4]; /* zero: room for new fields (rbf_base.h) */
 } rbf_sim_rates;
 
-/* A rate across epochs: mean, sample standard deviation and the 99%
- * Student-t confidence interval of the mean (t quantile from GSL).  With a
- * single epoch has_ci is 0 and the interval is [mean, mean]. */
+/* A rate across epochs: mean, sample standard deviation and the two-sided
+ * Student-t confidence interval of the mean (t quantile from GSL) at 99% in
+ * a result, at any level from rbf_sim_interval.  With a single value has_ci
+ * is 0 and the interval is [mean, mean]. */
 typedef struct rbf_sim_stat {
     double mean;
     double stddev;
-    double ci_low, ci_high; /* mean -/+ t(0.995, n-1) stddev / sqrt(n) */
+    double ci_low, ci_high; /* mean -/+ t((1 + level) / 2, n-1) stddev / sqrt(n) */
     int has_ci;
     uint64_t reserved_[2]; /* zero: room for new fields (rbf_base.h) */
 } rbf_sim_stat;
+
+/* The statistics of x[0..n-1] as rbf_sim_run computes them for each rate
+ * (there with level 0.99): mean, sample standard deviation (n - 1 in the
+ * denominator) and the two-sided Student-t interval of the mean at `level`.
+ * Returns RBF_OK, or RBF_EINVAL (out zeroed) if x or out is NULL, n is 0 or
+ * level is not in (0, 1).  Non-finite values give non-finite results. */
+RBF_API int rbf_sim_interval(const double *x, unsigned n, double level, rbf_sim_stat *out);
 
 typedef struct rbf_sim_result {
     unsigned epochs;

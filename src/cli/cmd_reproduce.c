@@ -2,19 +2,11 @@
  * cmd_reproduce.c -- `rbf reproduce`: regenerate the paper's figures and a
  * report whose claims table is computed from the data (issue 5).
  *
- * The steps live in reproduce_*.c; this file parses options, chooses the
- * sample sizes, runs the steps in order and writes the report.  A claim
- * that does not hold is a result, not an error: the exit status is 1 only
- * when a step could not run or a file could not be written.
+ * This file parses the options only; the work is the reproduce module's
+ * (src/repro/repro.h).
  */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include "cli.h"
-#include "reproduce_common.h"
+#include "repro.h"
 
 static void usage(FILE *fp)
 {
@@ -46,64 +38,6 @@ static void usage(FILE *fp)
             "error.\n");
 }
 
-/* Sample sizes per mode, indexed by repro_mode. */
-static const repro_sizes mode_sizes[] = {
-    [REPRO_QUICK] = {.sigma_arrivals = 20000, .sigma_epochs1 = 4, .sigma_epochs2 = 4,
-                     .n_arrivals = 50000, .n_epochs = 4, .fn_arrivals = 50000, .fn_epochs = 3,
-                     .m_log2_lo = 8, .m_log2_hi = 14, .eps_per_decade = 2,
-                     .eps_bits = 1u << 12, .max_hashes = 20},
-    [REPRO_DEFAULT] = {.sigma_arrivals = 100000, .sigma_epochs1 = 7, .sigma_epochs2 = 10,
-                       .n_arrivals = 250000, .n_epochs = 14, .fn_arrivals = 200000,
-                       .fn_epochs = 7, .m_log2_lo = 8, .m_log2_hi = 20, .eps_per_decade = 4,
-                       .eps_bits = 1u << 16, .max_hashes = 24},
-    [REPRO_FULL] = {.sigma_arrivals = 100000, .sigma_epochs1 = 30, .sigma_epochs2 = 30,
-                    .n_arrivals = 1000000, .n_epochs = 14, .fn_arrivals = 1000000,
-                    .fn_epochs = 14, .m_log2_lo = 8, .m_log2_hi = 22, .eps_per_decade = 8,
-                    .eps_bits = 1u << 20, .max_hashes = 28},
-};
-
-static void choose_sizes(repro_mode m, repro_sizes *s)
-{
-    *s = mode_sizes[m];
-}
-
-/* mkdir -p for one path (the parents too). */
-static int make_dir(const char *path)
-{
-    char *p = repro_strdupf("%s", path);
-    int rc = 0;
-    for (char *q = p + 1; *q && rc == 0; q++) {
-        if (*q != '/')
-            continue;
-        *q = 0;
-        if (mkdir(p, 0777) != 0 && errno != EEXIST)
-            rc = -1;
-        *q = '/';
-    }
-    if (rc == 0 && mkdir(p, 0777) != 0 && errno != EEXIST)
-        rc = -1;
-    struct stat st;
-    if (rc == 0 && (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)))
-        rc = -1;
-    repro_free_str(p);
-    return rc;
-}
-
-/* Is gnuplot on PATH?  Records its version line for the report. */
-static int find_gnuplot(repro_ctx *c)
-{
-    FILE *p = popen("gnuplot --version 2>/dev/null", "r");
-    if (!p)
-        return 0;
-    char line[96] = "";
-    if (!fgets(line, sizeof line, p))
-        line[0] = 0;
-    int st = pclose(p);
-    line[strcspn(line, "\n")] = 0;
-    snprintf(c->gnuplot_version, sizeof c->gnuplot_version, "%s", line);
-    return st == 0 && line[0] != 0;
-}
-
 int cmd_reproduce(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -111,12 +45,8 @@ int cmd_reproduce(int argc, char **argv)
         {"full", no_argument, NULL, 'f'},        {"threads", required_argument, NULL, 't'},
         {"seed", required_argument, NULL, 's'},  {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    repro_ctx c;
-    memset(&c, 0, sizeof c);
-    c.out = "report";
-    c.mode = REPRO_DEFAULT;
-    c.seed = 1;
-    c.threads = 0; /* every online processor */
+    repro_options o;
+    repro_options_init(&o);
     int quick = 0, full = 0;
 
     cli_getopt_reset();
@@ -126,22 +56,24 @@ int cmd_reproduce(int argc, char **argv)
         case 'o':
             if (!*optarg)
                 return cli_usage("reproduce", "option '--out' needs a directory");
-            c.out = optarg;
+            o.out = optarg;
             break;
         case 'q':
             quick = 1;
-            c.mode = REPRO_QUICK;
+            o.mode = REPRO_QUICK;
             break;
         case 'f':
             full = 1;
-            c.mode = REPRO_FULL;
+            o.mode = REPRO_FULL;
             break;
         case 't':
-            if ((rc = cli_opt_threads("reproduce", optarg, 64, &c.threads)))
+            if ((rc = cli_opt_threads("reproduce", optarg, 64, &o.threads)))
                 return rc;
+            if (o.threads == 0)
+                o.threads = cli_online_processors(64);
             break;
         case 's':
-            if ((rc = cli_opt_uint("reproduce", "--seed", optarg, 0, UINT64_MAX, &c.seed)))
+            if ((rc = cli_opt_uint("reproduce", "--seed", optarg, 0, UINT64_MAX, &o.seed)))
                 return rc;
             break;
         case 'h':
@@ -155,67 +87,5 @@ int cmd_reproduce(int argc, char **argv)
         return rc;
     if (quick && full)
         return cli_usage("reproduce", "--quick and --full exclude each other");
-    if (c.threads == 0)
-        c.threads = cli_online_processors(64);
-
-    choose_sizes(c.mode, &c.sz);
-    c.t_start = cli_wall_seconds();
-    if (make_dir(c.out) != 0)
-        return cli_fail("reproduce", "cannot create directory %s: %s", c.out, strerror(errno));
-    c.have_gnuplot = find_gnuplot(&c);
-    if (!c.have_gnuplot) {
-        cli_fail("reproduce", "gnuplot not found: writing data and scripts without figures "
-                              "(install Debian's gnuplot-nox)");
-        c.failed = 1;
-    }
-    /* A fresh log per run: gnuplot appends to it. */
-    FILE *lg = repro_open(&c, "gnuplot.log");
-    if (lg)
-        repro_close(&c, lg, "gnuplot.log");
-
-    repro_log("writing into %s/ (%s run, seed %llu, %u thread%s)", c.out,
-              quick ? "--quick" : full ? "--full" : "default", (unsigned long long)c.seed,
-              c.threads, c.threads == 1 ? "" : "s");
-
-    static const struct {
-        const char *what;
-        int (*run)(repro_ctx *);
-    } steps[] = {
-        {"fig3: sigma-bounded model against simulation", repro_fig3},
-        {"fig4: N-bounded bounds against simulation", repro_fig4},
-        {"fig5-7: capacity by policy against M and epsilon", repro_fig567},
-        {"fig8: false negatives and count variants (simulation)", repro_fn},
-        {"fig9: hashing and retaining variants (models)", repro_variants},
-        {"fig10: blocked layout against flat (models, simulation)", repro_blocked},
-    };
-    size_t nsteps = sizeof steps / sizeof steps[0];
-    for (size_t i = 0; i < nsteps; i++) {
-        double t0 = cli_wall_seconds();
-        repro_log("[%zu/%zu] %s", i + 1, nsteps, steps[i].what);
-        rc = steps[i].run(&c);
-        double dt = cli_wall_seconds() - t0;
-        if (rc != 0) {
-            c.failed = 1;
-            repro_log("[%zu/%zu] FAILED after %.1f s", i + 1, nsteps, dt);
-            repro_note(&c, "Step \"%s\" failed in this run: its figure and claims are missing "
-                           "or incomplete (see the messages on stderr).",
-                       steps[i].what);
-        } else {
-            repro_log("[%zu/%zu] done in %.1f s", i + 1, nsteps, dt);
-        }
-    }
-    if (c.have_gnuplot)
-        repro_note(&c, "Figures drawn with %s.", c.gnuplot_version);
-
-    double seconds = cli_wall_seconds() - c.t_start;
-    if (repro_write_report(&c, seconds) != 0)
-        c.failed = 1;
-    size_t yes = 0, no = 0;
-    for (size_t i = 0; i < c.nclaims; i++)
-        yes += c.claims[i].holds > 0, no += c.claims[i].holds == 0;
-    repro_log("%s/report.md: %zu claims hold, %zu do not; %.1f s in all", c.out, yes, no,
-              seconds);
-    int failed = c.failed;
-    repro_ctx_free(&c);
-    return failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+    return repro_run(&o) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }

@@ -378,8 +378,10 @@ static void rates_of(const rbf_sim_counts *c, rbf_sim_rates *r)
     r->messages_per_cycle = c->cycles ? (double)c->new_arrivals / (double)c->cycles : 0;
 }
 
-/* Mean and 99% Student-t interval of x[0..n-1] at the given stride. */
-static void stat_of(const double *x, size_t stride, unsigned n, rbf_sim_stat *s)
+/* Mean, sample standard deviation and two-sided Student-t interval at
+ * `level` of x[0..n-1] at the given stride (n >= 1): the statistics of
+ * every rate in a result (level 0.99) and of rbf_sim_interval. */
+static void stat_of(const double *x, size_t stride, unsigned n, double level, rbf_sim_stat *s)
 {
     double mean = 0;
     for (unsigned i = 0; i < n; i++)
@@ -396,11 +398,26 @@ static void stat_of(const double *x, size_t stride, unsigned n, rbf_sim_stat *s)
     s->has_ci = n >= 2;
     if (n >= 2) {
         s->stddev = sqrt(ss / (n - 1));
-        double half = gsl_cdf_tdist_Pinv(0.995, (double)(n - 1)) * s->stddev / sqrt((double)n);
+        double t = gsl_cdf_tdist_Pinv(1 - (1 - level) / 2, (double)(n - 1));
+        double half = t * s->stddev / sqrt((double)n);
         s->ci_low = mean - half;
         s->ci_high = mean + half;
     }
 }
+
+int rbf_sim_interval(const double *x, unsigned n, double level, rbf_sim_stat *out)
+{
+    if (!out)
+        return RBF_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!x || n == 0 || !(level > 0 && level < 1))
+        return RBF_EINVAL;
+    stat_of(x, 1, n, level, out);
+    return RBF_OK;
+}
+
+/* The level of every interval in a result. */
+#define SIM_LEVEL 0.99
 
 static void summarise(rbf_sim_result *out)
 {
@@ -420,12 +437,13 @@ static void summarise(rbf_sim_result *out)
     }
     const size_t stride = sizeof(rbf_sim_rates) / sizeof(double);
     const double *base = (const double *)out->epoch_rates;
-    stat_of(base + offsetof(rbf_sim_rates, fp) / sizeof(double), stride, n, &out->fp);
-    stat_of(base + offsetof(rbf_sim_rates, fp_first) / sizeof(double), stride, n, &out->fp_first);
-    stat_of(base + offsetof(rbf_sim_rates, fp_each) / sizeof(double), stride, n, &out->fp_each);
-    stat_of(base + offsetof(rbf_sim_rates, fn) / sizeof(double), stride, n, &out->fn);
-    stat_of(base + offsetof(rbf_sim_rates, messages_per_cycle) / sizeof(double), stride, n,
-            &out->messages_per_cycle);
+#define RATE_OF(field) base + offsetof(rbf_sim_rates, field) / sizeof(double), stride, n, SIM_LEVEL
+    stat_of(RATE_OF(fp), &out->fp);
+    stat_of(RATE_OF(fp_first), &out->fp_first);
+    stat_of(RATE_OF(fp_each), &out->fp_each);
+    stat_of(RATE_OF(fn), &out->fn);
+    stat_of(RATE_OF(messages_per_cycle), &out->messages_per_cycle);
+#undef RATE_OF
 }
 
 static double now_seconds(void)

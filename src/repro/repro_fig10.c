@@ -1,5 +1,5 @@
 /*
- * reproduce_blocked.c -- fig10 of `rbf reproduce` (issue 15, beyond the
+ * repro_fig10.c -- fig10 of `rbf reproduce` (issue 15, beyond the
  * paper): messages per cycle per bit of the sigma-bounded one-phase filter
  * at the same average rate, blocked layout (512-bit blocks) against flat,
  * across epsilon and M: model lines (rbf_plan_memory and
@@ -14,7 +14,7 @@
 #include "cli_util.h"
 #include "rbf_model.h"
 #include "rbf_sim.h"
-#include "reproduce_common.h"
+#include "repro_internal.h"
 
 static const double b_eps_default[] = {0.1, 0.03, 0.01, 0.003, 0.001, 0.0001};
 static const double b_eps_quick[] = {0.01, 0.001};
@@ -108,7 +108,7 @@ static int b_sim(repro_ctx *c, b_point *pt, size_t index, double fps)
     return 0;
 }
 
-int repro_blocked(repro_ctx *c)
+int repro_fig10(repro_ctx *c)
 {
     const double *eps = c->mode == REPRO_QUICK ? b_eps_quick : b_eps_default;
     size_t ne = c->mode == REPRO_QUICK ? sizeof b_eps_quick / sizeof *b_eps_quick
