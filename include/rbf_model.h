@@ -43,11 +43,22 @@ enum {
  * RBF_MAX_HASHES); more never helps a Bloom filter. */
 #define RBF_MODEL_MAX_HASHES 256u
 
-/* Method for the sigma-bounded model. */
+/* Method for the sigma-bounded model.  RBF_MODEL_FAST is the 1.0 name of
+ * the exact renewal pass (RBF_MODEL_EXACT); the asymptotic method is
+ * RBF_MODEL_ASYMPTOTIC ("fast" on the command line). */
 typedef enum {
-    RBF_MODEL_FAST = 0, /* renewal pass, every sigma at once, O(kM) (MODEL.md 3) */
-    RBF_MODEL_PAPER = 1 /* the paper's tau/pi recursions and linear solve, O(k^2 M) per sigma */
+    RBF_MODEL_FAST = 0,       /* = RBF_MODEL_EXACT: renewal pass, every sigma at once, O(kM) (MODEL.md 3) */
+    RBF_MODEL_EXACT = 0,      /* the renewal pass */
+    RBF_MODEL_PAPER = 1,      /* the paper's tau/pi recursions and linear solve, O(k^2 M) per sigma */
+    RBF_MODEL_ASYMPTOTIC = 2, /* closed forms + quadrature after an exact start-up pass:
+                               * milliseconds at any M, within 1e-9 of the exact pass
+                               * (docs/models.md 3b); sigma below ~2^13 runs the exact pass */
+    RBF_MODEL_AUTO = 3        /* exact pass when M <= RBF_MODEL_AUTO_EXACT_BITS, else asymptotic */
 } rbf_model_method;
+
+/* RBF_MODEL_AUTO runs the exact pass up to this many bits (so every value
+ * of 1.0 there is unchanged), the asymptotic method above. */
+#define RBF_MODEL_AUTO_EXACT_BITS ((uint64_t)1 << 22)
 
 /* Progress callback for long computations: `done` of `total` units.  Return
  * nonzero to cancel (the call then returns RBF_MODEL_ECANCELED). */
@@ -64,7 +75,8 @@ typedef struct rbf_model_params {
     void *progress_ctx;
 } rbf_model_params;
 
-/* Fill `p` with defaults: colliding, non-retaining, fast, no progress. */
+/* Fill `p` with defaults: colliding, non-retaining, RBF_MODEL_AUTO, no
+ * progress. */
 RBF_MODEL_API void rbf_model_params_init(rbf_model_params *p);
 
 /* The false-positive probability of a new message when b of M bits are
@@ -82,7 +94,14 @@ typedef struct rbf_model_sigma_result {
 RBF_MODEL_API int rbf_model_sigma(const rbf_model_params *p, uint64_t sigma,
                                   rbf_model_sigma_result *out);
 
-/* The whole curve at once (fast method): for every sigma in 0..sigma_max
+/* f_sigma^1 and E[N_0] at n given thresholds sigmas[i] (any order, each
+ * 1 <= sigma < M; retaining: sigma >= k): the exact method makes one pass
+ * to the largest, the asymptotic one costs milliseconds per point at any
+ * M.  This is the curve at any size: sample the points you need. */
+RBF_MODEL_API int rbf_model_sigma_points(const rbf_model_params *p, const uint64_t *sigmas,
+                                         size_t n, rbf_model_sigma_result *out);
+
+/* The whole curve at once (exact pass): for every sigma in 0..sigma_max
  * (sigma_max < M), fp[sigma] = f_sigma^1 and en0[sigma] = E[N_0].  Either
  * array may be NULL; each must hold sigma_max + 1 entries. */
 RBF_MODEL_API int rbf_model_sigma_curve(const rbf_model_params *p, uint64_t sigma_max, double *fp,
@@ -100,6 +119,10 @@ typedef struct rbf_model_two_phase_result {
 
 RBF_MODEL_API int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma,
                                       rbf_model_two_phase_result *out);
+
+/* The two-phase model at n given thresholds (as rbf_model_sigma_points). */
+RBF_MODEL_API int rbf_model_two_phase_points(const rbf_model_params *p, const uint64_t *sigmas,
+                                             size_t n, rbf_model_two_phase_result *out);
 
 /* The two-phase model for every sigma in 0..sigma_max (sigma_max < M') in
  * one renewal pass, O(k^2 M'): rows[sigma] as rbf_model_two_phase would
@@ -166,13 +189,14 @@ typedef struct rbf_plan {
 } rbf_plan;
 
 /* Planner options (rbf_plan_options_init: max_hashes 32, colliding,
- * non-retaining, no progress). */
+ * non-retaining, no progress, RBF_MODEL_AUTO). */
 typedef struct rbf_plan_options {
     unsigned max_hashes;
     int non_colliding;
     int retaining;
     rbf_model_progress_fn progress;
     void *progress_ctx;
+    rbf_model_method method; /* RBF_MODEL_AUTO (default), _EXACT or _ASYMPTOTIC */
 } rbf_plan_options;
 
 RBF_MODEL_API void rbf_plan_options_init(rbf_plan_options *o);

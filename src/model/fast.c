@@ -175,6 +175,17 @@ int rbf_model_sigma(const rbf_model_params *p, uint64_t sigma, rbf_model_sigma_r
         out->expected_messages = en0;
         return RBF_MODEL_OK;
     }
+    if (rbf__model_use_asym(p)) {
+        double fp, en0;
+        rc = rbf__model_sigma_asym(p, sigma, &fp, &en0, NULL);
+        if (rc <= 0) {
+            if (rc == 0) {
+                out->fp = fp;
+                out->expected_messages = en0;
+            }
+            return rc;
+        }
+    }
     model_pass ps;
     rc = rbf__model_pass_init(&ps, p->bits, p->hashes, p->non_colliding);
     if (rc)
