@@ -151,6 +151,9 @@ typedef struct rbf_model_n_result {
     double exact_worst;  /* E[rho(B_N)]: exact rate of the message after N insertions */
     double exact_oracle; /* sum_{n<N} E[rho(B_n)] / N */
     double exact_real;   /* exact real-user (bit-setting count) rate */
+    uint64_t saturated_at; /* 0, or the n from which E[rho(B_n)] = 1 (every bit set,
+                            * to the 1e-30 window): later terms are taken as 1 in
+                            * closed form, so any N answers at once */
 } rbf_model_n_result;
 
 RBF_MODEL_API int rbf_model_nbounded(const rbf_model_params *p, uint64_t messages,
