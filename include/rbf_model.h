@@ -210,8 +210,8 @@ RBF_MODEL_API void rbf_plan_options_init(rbf_plan_options *o);
  * (k <= sigma < bits per filter), so a choice can be used in an rbf_config
  * as it is.  A policy that no k <= max_hashes makes reach eps has
  * feasible = 0.  Fast: k values that cannot win are skipped by a proven
- * bound (docs/models.md); `rbf plan --bits 16Mi --fp 0.001` takes about a
- * second. */
+ * bound (docs/models.md); with o->method = RBF_MODEL_AUTO (default) a plan
+ * takes well under a second at any size up to 2^44 bits. */
 RBF_MODEL_API int rbf_plan_memory(uint64_t bits, double eps, const rbf_plan_options *o,
                                   rbf_plan *out);
 
