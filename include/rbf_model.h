@@ -143,7 +143,11 @@ RBF_MODEL_API int rbf_model_k1_closed_form(uint64_t bits, uint64_t sigma, double
  * 1e-30: O(N k W) time with W about 25 standard deviations of the number
  * of set bits (O(sqrt(M)) wide), O(W) memory.  exact_real is 1 when mass
  * reaches a full filter (every new message is then a false positive, and
- * a real user never counts to N). */
+ * a real user never counts to N).  Once every bit is set (the window has
+ * moved to M) the rest is in closed form (saturated_at), so any N past
+ * that answers at once.  f_o and f_a at one N > 2^22 (RBF_MODEL_AUTO) or
+ * > 65536 (RBF_MODEL_ASYMPTOTIC) are summed by Euler-Maclaurin, O(k log N),
+ * within 1e-9 of the O(N) scan (docs/models.md 3b). */
 typedef struct rbf_model_n_result {
     double f_w;          /* (1-(1-1/M)^{kN})^k: classic rate of the message after N */
     double f_o;          /* oracle lower bound: mean of f_w(i-1), i = 1..N */
