@@ -30,25 +30,32 @@ static void help(void)
     printf("Usage: rbf bench model [OPTIONS]   (or build/rbf-bench model)\n"
            "\n"
            "Full sigma sweep (sigma = 1..M-1) by the renewal pass and by the paper's\n"
-           "method for M = 2^10 .. 2^MAXLOG, then rbf plan at M = 2^20, 2^24, 2^30.\n"
+           "method for M = 2^10 .. 2^MAXLOG; rbf plan at M = 2^20, 2^30, 2^36, 2^40,\n"
+           "2^44 (default method: auto); then the worst relative gap between the\n"
+           "asymptotic (fast) and the exact renewal pass, f_sigma^1, E[N_0] and\n"
+           "f_sigma^2, over k = 2,4,8,16,32, the four variants and sigma/M = 0.1..0.9,\n"
+           "at M = 2^20 .. 2^GAPLOG, and the plans by both methods at those sizes.\n"
            "\n"
            "  --hashes K      k for the sweeps (default 4)\n"
            "  --max-log L     largest M = 2^L for the sweeps (default 20)\n"
            "  --budget S      time the paper's sweep directly when it is estimated to\n"
            "                  take under S seconds, else extrapolate (default 60)\n"
            "  --fp EPS        target rate for the plan timings (default 0.001)\n"
-           "  --plan-logs A,B,..  plan sizes as powers of two (default 20,24,30)\n"
+           "  --plan-logs A,B,..  plan sizes as powers of two (default 20,30,36,40,44)\n"
+           "  --gap-max-log G largest M = 2^G for the fast-vs-exact gap (default 24;\n"
+           "                  the exact pass at 2^30 takes minutes; 0: skip)\n"
            "  --quick         small sizes only (M up to 2^14, plans at 2^16, 2^20)\n"
            "  --json          one JSON object\n"
            "  --help          this text\n");
 }
 
-enum { O_HASHES = 256, O_MAXLOG, O_BUDGET, O_FP, O_PLANLOGS, O_QUICK, O_JSON, O_HELP };
+enum { O_HASHES = 256, O_MAXLOG, O_BUDGET, O_FP, O_PLANLOGS, O_GAPLOG, O_QUICK, O_JSON, O_HELP };
 
 static const struct option longopts[] = {
     {"hashes", required_argument, NULL, O_HASHES}, {"max-log", required_argument, NULL, O_MAXLOG},
     {"budget", required_argument, NULL, O_BUDGET}, {"fp", required_argument, NULL, O_FP},
     {"plan-logs", required_argument, NULL, O_PLANLOGS}, {"quick", no_argument, NULL, O_QUICK},
+    {"gap-max-log", required_argument, NULL, O_GAPLOG},
     {"json", no_argument, NULL, O_JSON},           {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -129,12 +136,90 @@ static double extrapolate(uint64_t M, unsigned k, int nsamp)
     return Mm1 * a + b * Mm1 * (Mm1 + 1) / 2.0;
 }
 
+/* ---- the asymptotic method against the exact pass */
+typedef struct gap_row {
+    double model_gap;   /* worst relative gap of f^1, E[N_0], f^2 */
+    int plan_same;      /* the plans pick the same k and thresholds */
+    double cap_gap;     /* worst relative gap of the plans' capacities */
+    double exact_plan_s, fast_plan_s;
+} gap_row;
+
+static double rel(double a, double b)
+{
+    double d = fabs(a - b), m = fabs(b);
+    return m > 0 ? d / m : d;
+}
+
+static int gap_at(uint64_t M, double eps, gap_row *g)
+{
+    static const unsigned ks[] = {2, 4, 8, 16, 32};
+    uint64_t pts[9];
+    rbf_model_sigma_result e1[9], f1[9];
+    rbf_model_two_phase_result e2[9], f2[9];
+    memset(g, 0, sizeof *g);
+    for (unsigned i = 0; i < 9; i++)
+        pts[i] = M / 10 * (i + 1);
+    for (unsigned ki = 0; ki < 5; ki++)
+        for (int v = 0; v < 4; v++) {
+            rbf_model_params p;
+            rbf_model_params_init(&p);
+            p.bits = M;
+            p.hashes = ks[ki];
+            p.non_colliding = v & 1;
+            p.retaining = v >> 1;
+            p.method = RBF_MODEL_EXACT;
+            if (rbf_model_sigma_points(&p, pts, 9, e1) ||
+                rbf_model_two_phase_points(&p, pts, 9, e2))
+                return -1;
+            p.method = RBF_MODEL_ASYMPTOTIC;
+            if (rbf_model_sigma_points(&p, pts, 9, f1) ||
+                rbf_model_two_phase_points(&p, pts, 9, f2))
+                return -1;
+            for (unsigned i = 0; i < 9; i++) {
+                double r[4] = {rel(f1[i].fp, e1[i].fp),
+                               rel(f1[i].expected_messages, e1[i].expected_messages),
+                               rel(f2[i].fp, e2[i].fp),
+                               rel(f2[i].expected_messages, e2[i].expected_messages)};
+                for (int j = 0; j < 4; j++)
+                    if (r[j] > g->model_gap)
+                        g->model_gap = r[j];
+            }
+        }
+    rbf_plan pe, pf;
+    rbf_plan_options o;
+    rbf_plan_options_init(&o);
+    o.method = RBF_MODEL_EXACT;
+    double t0 = cli_cpu_seconds();
+    if (rbf_plan_memory(M, eps, &o, &pe))
+        return -1;
+    g->exact_plan_s = cli_cpu_seconds() - t0;
+    o.method = RBF_MODEL_ASYMPTOTIC;
+    t0 = cli_cpu_seconds();
+    if (rbf_plan_memory(M, eps, &o, &pf))
+        return -1;
+    g->fast_plan_s = cli_cpu_seconds() - t0;
+    const rbf_plan_choice *a[5] = {&pe.sigma_bounded, &pe.average_n, &pe.oracle_n, &pe.worst_case,
+                                   &pe.two_phase};
+    const rbf_plan_choice *b[5] = {&pf.sigma_bounded, &pf.average_n, &pf.oracle_n, &pf.worst_case,
+                                   &pf.two_phase};
+    g->plan_same = 1;
+    for (int i = 0; i < 5; i++) {
+        if (a[i]->feasible != b[i]->feasible || a[i]->hashes != b[i]->hashes ||
+            a[i]->sigma != b[i]->sigma || a[i]->messages != b[i]->messages)
+            g->plan_same = 0;
+        double c = rel(b[i]->expected_messages, a[i]->expected_messages);
+        if (c > g->cap_gap)
+            g->cap_gap = c;
+    }
+    return 0;
+}
+
 int bench_model_main(int argc, char **argv)
 {
     unsigned k = 4, maxlog = 20;
     double budget = 60.0, eps = 0.001;
-    unsigned plan_logs[8] = {20, 24, 30};
-    unsigned nplan = 3;
+    unsigned plan_logs[8] = {20, 30, 36, 40, 44};
+    unsigned nplan = 5, gaplog = 24;
     int json = 0, opt, rc;
     uint64_t v;
     const char *err;
@@ -164,26 +249,32 @@ int bench_model_main(int argc, char **argv)
             char *s = optarg, *end;
             while (*s && nplan < 8) {
                 unsigned long x = strtoul(s, &end, 10);
-                if (end == s || x < 2 || x > 40)
+                if (end == s || x < 2 || x > 44)
                     return cli_bad_value(CMD, "--plan-logs", optarg, NULL,
-                                         "a list of powers 2..40 like 20,24,30");
+                                         "a list of powers 2..44 like 20,24,30");
                 plan_logs[nplan++] = (unsigned)x;
                 s = *end == ',' ? end + 1 : end;
                 if (*end && *end != ',')
                     return cli_bad_value(CMD, "--plan-logs", optarg, NULL,
-                                         "a list of powers 2..40 like 20,24,30");
+                                         "a list of powers 2..44 like 20,24,30");
             }
             if (!nplan)
                 return cli_bad_value(CMD, "--plan-logs", optarg, NULL,
-                                         "a list of powers 2..40 like 20,24,30");
+                                     "a list of powers 2..44 like 20,24,30");
             break;
         }
+        case O_GAPLOG:
+            if ((rc = cli_opt_uint(CMD, "--gap-max-log", optarg, 0, 32, &v)))
+                return rc;
+            gaplog = (unsigned)v;
+            break;
         case O_QUICK:
             maxlog = 14;
             budget = 2.0;
             plan_logs[0] = 16;
             plan_logs[1] = 20;
             nplan = 2;
+            gaplog = 20;
             break;
         case O_JSON:
             json = 1;
@@ -243,6 +334,24 @@ int bench_model_main(int argc, char **argv)
             fflush(stdout);
         }
     }
+    /* fast vs exact: worst relative gaps */
+    gap_row gaps[16];
+    unsigned ngap = 0;
+    if (gaplog >= 20 && !json)
+        printf("\nAsymptotic (fast) vs exact renewal pass: worst relative gap over k = 2,4,8,16,32,\n"
+               "4 variants, sigma/M = 0.1..0.9 (f^1, E[N_0], f^2), and the plans (fp %g)\n", eps);
+    for (unsigned L = 20; gaplog >= 20 && L <= gaplog && ngap < 16; L += 2) {
+        gap_row *g = &gaps[ngap++];
+        if (gap_at((uint64_t)1 << L, eps, g))
+            return cli_fail(CMD, "out of memory at M = 2^%u", L);
+        if (!json) {
+            printf("  2^%-6u model gap %.2e   plan: %s (capacity gap %.2e; exact %.1f s, fast "
+                   "%.3f s)\n",
+                   L, g->model_gap, g->plan_same ? "same k and thresholds" : "DIFFERENT",
+                   g->cap_gap, g->exact_plan_s, g->fast_plan_s);
+            fflush(stdout);
+        }
+    }
     if (json) {
         printf("{\"clock\": \"cpu\", \"hashes\": %u, \"sweeps\": [", k);
         for (unsigned i = 0; i < nrows; i++) {
@@ -263,6 +372,19 @@ int bench_model_main(int argc, char **argv)
             printf("%s{\"bits\": %llu, \"seconds\": ", i ? ", " : "",
                    (unsigned long long)((uint64_t)1 << plan_logs[i]));
             cli_json_double(stdout, plan_s[i]);
+            printf("}");
+        }
+        printf("], \"gaps\": [");
+        for (unsigned i = 0; i < ngap; i++) {
+            printf("%s{\"bits\": %llu, \"model_gap\": ", i ? ", " : "",
+                   (unsigned long long)((uint64_t)1 << (20 + 2 * i)));
+            cli_json_double(stdout, gaps[i].model_gap);
+            printf(", \"plan_same\": %s, \"capacity_gap\": ", gaps[i].plan_same ? "true" : "false");
+            cli_json_double(stdout, gaps[i].cap_gap);
+            printf(", \"exact_plan_seconds\": ");
+            cli_json_double(stdout, gaps[i].exact_plan_s);
+            printf(", \"fast_plan_seconds\": ");
+            cli_json_double(stdout, gaps[i].fast_plan_s);
             printf("}");
         }
         printf("]}\n");

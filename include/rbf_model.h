@@ -43,11 +43,22 @@ enum {
  * RBF_MAX_HASHES); more never helps a Bloom filter. */
 #define RBF_MODEL_MAX_HASHES 256u
 
-/* Method for the sigma-bounded model. */
+/* Method for the sigma-bounded model.  RBF_MODEL_FAST is the 1.0 name of
+ * the exact renewal pass (RBF_MODEL_EXACT); the asymptotic method is
+ * RBF_MODEL_ASYMPTOTIC ("fast" on the command line). */
 typedef enum {
-    RBF_MODEL_FAST = 0, /* renewal pass, every sigma at once, O(kM) (MODEL.md 3) */
-    RBF_MODEL_PAPER = 1 /* the paper's tau/pi recursions and linear solve, O(k^2 M) per sigma */
+    RBF_MODEL_FAST = 0,       /* = RBF_MODEL_EXACT: renewal pass, every sigma at once, O(kM) (MODEL.md 3) */
+    RBF_MODEL_EXACT = 0,      /* the renewal pass */
+    RBF_MODEL_PAPER = 1,      /* the paper's tau/pi recursions and linear solve, O(k^2 M) per sigma */
+    RBF_MODEL_ASYMPTOTIC = 2, /* closed forms + quadrature after an exact start-up pass:
+                               * milliseconds at any M, within 1e-9 of the exact pass
+                               * (docs/models.md 3b); sigma below ~2^13 runs the exact pass */
+    RBF_MODEL_AUTO = 3        /* exact pass when M <= RBF_MODEL_AUTO_EXACT_BITS, else asymptotic */
 } rbf_model_method;
+
+/* RBF_MODEL_AUTO runs the exact pass up to this many bits (so every value
+ * of 1.0 there is unchanged), the asymptotic method above. */
+#define RBF_MODEL_AUTO_EXACT_BITS ((uint64_t)1 << 22)
 
 /* Progress callback for long computations: `done` of `total` units.  Return
  * nonzero to cancel (the call then returns RBF_MODEL_ECANCELED). */
@@ -68,7 +79,8 @@ typedef struct rbf_model_params {
     int layout;
 } rbf_model_params;
 
-/* Fill `p` with defaults: colliding, non-retaining, fast, no progress. */
+/* Fill `p` with defaults: colliding, non-retaining, RBF_MODEL_AUTO, no
+ * progress. */
 RBF_MODEL_API void rbf_model_params_init(rbf_model_params *p);
 
 /* The false-positive probability of a new message when b of M bits are
@@ -86,7 +98,14 @@ typedef struct rbf_model_sigma_result {
 RBF_MODEL_API int rbf_model_sigma(const rbf_model_params *p, uint64_t sigma,
                                   rbf_model_sigma_result *out);
 
-/* The whole curve at once (fast method): for every sigma in 0..sigma_max
+/* f_sigma^1 and E[N_0] at n given thresholds sigmas[i] (any order, each
+ * 1 <= sigma < M; retaining: sigma >= k): the exact method makes one pass
+ * to the largest, the asymptotic one costs milliseconds per point at any
+ * M.  This is the curve at any size: sample the points you need. */
+RBF_MODEL_API int rbf_model_sigma_points(const rbf_model_params *p, const uint64_t *sigmas,
+                                         size_t n, rbf_model_sigma_result *out);
+
+/* The whole curve at once (exact pass): for every sigma in 0..sigma_max
  * (sigma_max < M), fp[sigma] = f_sigma^1 and en0[sigma] = E[N_0].  Either
  * array may be NULL; each must hold sigma_max + 1 entries. */
 RBF_MODEL_API int rbf_model_sigma_curve(const rbf_model_params *p, uint64_t sigma_max, double *fp,
@@ -104,6 +123,10 @@ typedef struct rbf_model_two_phase_result {
 
 RBF_MODEL_API int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma,
                                       rbf_model_two_phase_result *out);
+
+/* The two-phase model at n given thresholds (as rbf_model_sigma_points). */
+RBF_MODEL_API int rbf_model_two_phase_points(const rbf_model_params *p, const uint64_t *sigmas,
+                                             size_t n, rbf_model_two_phase_result *out);
 
 /* The two-phase model for every sigma in 0..sigma_max (sigma_max < M') in
  * one renewal pass, O(k^2 M'): rows[sigma] as rbf_model_two_phase would
@@ -124,7 +147,11 @@ RBF_MODEL_API int rbf_model_k1_closed_form(uint64_t bits, uint64_t sigma, double
  * 1e-30: O(N k W) time with W about 25 standard deviations of the number
  * of set bits (O(sqrt(M)) wide), O(W) memory.  exact_real is 1 when mass
  * reaches a full filter (every new message is then a false positive, and
- * a real user never counts to N). */
+ * a real user never counts to N).  Once every bit is set (the window has
+ * moved to M) the rest is in closed form (saturated_at), so any N past
+ * that answers at once.  f_o and f_a at one N > 2^22 (RBF_MODEL_AUTO) or
+ * > 65536 (RBF_MODEL_ASYMPTOTIC) are summed by Euler-Maclaurin, O(k log N),
+ * within 1e-9 of the O(N) scan (docs/models.md 3b). */
 typedef struct rbf_model_n_result {
     double f_w;          /* (1-(1-1/M)^{kN})^k: classic rate of the message after N */
     double f_o;          /* oracle lower bound: mean of f_w(i-1), i = 1..N */
@@ -132,6 +159,9 @@ typedef struct rbf_model_n_result {
     double exact_worst;  /* E[rho(B_N)]: exact rate of the message after N insertions */
     double exact_oracle; /* sum_{n<N} E[rho(B_n)] / N */
     double exact_real;   /* exact real-user (bit-setting count) rate */
+    uint64_t saturated_at; /* 0, or the n from which E[rho(B_n)] = 1 (every bit set,
+                            * to the 1e-30 window): later terms are taken as 1 in
+                            * closed form, so any N answers at once */
 } rbf_model_n_result;
 
 RBF_MODEL_API int rbf_model_nbounded(const rbf_model_params *p, uint64_t messages,
@@ -170,13 +200,14 @@ typedef struct rbf_plan {
 } rbf_plan;
 
 /* Planner options (rbf_plan_options_init: max_hashes 32, colliding,
- * non-retaining, no progress). */
+ * non-retaining, no progress, RBF_MODEL_AUTO). */
 typedef struct rbf_plan_options {
     unsigned max_hashes;
     int non_colliding;
     int retaining;
     rbf_model_progress_fn progress;
     void *progress_ctx;
+    rbf_model_method method; /* RBF_MODEL_AUTO (default), _EXACT or _ASYMPTOTIC */
 } rbf_plan_options;
 
 RBF_MODEL_API void rbf_plan_options_init(rbf_plan_options *o);
@@ -187,8 +218,8 @@ RBF_MODEL_API void rbf_plan_options_init(rbf_plan_options *o);
  * (k <= sigma < bits per filter), so a choice can be used in an rbf_config
  * as it is.  A policy that no k <= max_hashes makes reach eps has
  * feasible = 0.  Fast: k values that cannot win are skipped by a proven
- * bound (docs/models.md); `rbf plan --bits 16Mi --fp 0.001` takes about a
- * second. */
+ * bound (docs/models.md); with o->method = RBF_MODEL_AUTO (default) a plan
+ * takes well under a second at any size up to 2^44 bits. */
 RBF_MODEL_API int rbf_plan_memory(uint64_t bits, double eps, const rbf_plan_options *o,
                                   rbf_plan *out);
 

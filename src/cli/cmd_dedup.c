@@ -248,24 +248,15 @@ static int dedup_fd(dedup_run *r, int fd, const char *name)
 
 /* ---- sizing */
 
-/* Largest memory, in bits, planned exactly.  The planner's renewal pass
- * costs time linear in the bits (about 0.2 s at 2^20 bits and 1 s at 2^23
- * on this project's machines, a minute or more at the default 64 MiB),
- * while the best k and the best fill fraction sigma/M converge fast with
- * M: from 2^20 bits up, sigma/M moves by under 2e-6 relative (measured
- * against exact plans at 2^23 and 2^29 bits).  Larger memories are
- * therefore planned at this size and sigma scaled to the real one, after
- * giving up k bits at the small size (about 1e-5 of sigma) so that the
- * finite-size error cannot push the rate over eps.  Raise this when the
- * planner gets a fast large-M path. */
-#define DEDUP_PLAN_MAX_BITS ((uint64_t)1 << 20)
+/* The filter is planned at its true size: the planner's default method
+ * (RBF_MODEL_AUTO) answers in well under a second at any memory up to
+ * 2^44 bits (docs/models.md 3b). */
 
 typedef struct dedup_sizing {
     unsigned hashes;
     uint64_t sigma;        /* per filter (per half for two phases) */
     double fp;             /* the model's average rate at the plan */
-    double expected_lines; /* per cycle, scaled like sigma */
-    uint64_t planned_bits; /* memory the planner ran at */
+    double expected_lines; /* per cycle */
 } dedup_sizing;
 
 /* Plan a filter of `bits` total bits for average rate eps.  Returns
@@ -273,13 +264,12 @@ typedef struct dedup_sizing {
  * configuration is feasible. */
 static int dedup_plan(uint64_t bits, double eps, unsigned phases, dedup_sizing *out)
 {
-    uint64_t pbits = bits > DEDUP_PLAN_MAX_BITS ? DEDUP_PLAN_MAX_BITS : bits;
     rbf_plan_options po;
     rbf_plan_options_init(&po);
     po.progress = cli_progress_cb;
     rbf_plan plan;
     cli_progress_begin("rbf dedup: planning", 0);
-    int rc = rbf_plan_memory(pbits, eps, &po, &plan);
+    int rc = rbf_plan_memory(bits, eps, &po, &plan);
     cli_progress_end();
     if (rc == RBF_MODEL_ENOMEM)
         return rc;
@@ -292,16 +282,6 @@ static int dedup_plan(uint64_t bits, double eps, unsigned phases, dedup_sizing *
     out->sigma = ch->sigma;
     out->fp = ch->fp;
     out->expected_lines = ch->expected_messages;
-    out->planned_bits = pbits;
-    if (pbits != bits) {
-        uint64_t small = phases == 2 ? pbits / 2 : pbits;
-        uint64_t big = phases == 2 ? bits / 2 : bits;
-        uint64_t s = ch->sigma > ch->hashes ? ch->sigma - ch->hashes : ch->sigma;
-        out->sigma = (uint64_t)((unsigned __int128)s * big / small);
-        if (out->sigma < ch->hashes)
-            out->sigma = ch->hashes;
-        out->expected_lines = ch->expected_messages * ((double)big / (double)small);
-    }
     return RBF_MODEL_OK;
 }
 
@@ -391,11 +371,6 @@ static void print_stats(const dedup_run *r, const rbf_config *cfg, uint64_t byte
             cfg->layout == RBF_LAYOUT_BLOCKED ? " (the flat layout's model: the blocked layout's "
                                                 "rate is somewhat higher)"
                                               : "");
-    if (sz->planned_bits != cfg->bits)
-        fprintf(stderr,
-                "planned at: %" PRIu64 " bits, sigma scaled to the memory (rate within "
-                "about 1e-4 relative)\n",
-                sz->planned_bits);
 }
 
 int cmd_dedup(int argc, char **argv)

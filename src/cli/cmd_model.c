@@ -2,6 +2,7 @@
  * cmd_model.c -- `rbf model`: the analytic models of include/rbf_model.h
  * (sigma-bounded one- and two-phase, N-bounded bounds and exact rates).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,10 +40,17 @@ static void help(void)
         "                      (f_w, f_o, f_a are null) and messages_per_cycle_real;\n"
         "                      sigma-bounded also messages_per_cycle (as the simulator\n"
         "                      counts them); no --curve, no --method paper\n"
-        "  --method X          fast (default: renewal pass, O(kM)) | paper (the paper's\n"
-        "                      tau/pi recursions and linear solve, O(k^2 M) per sigma)\n"
+        "  --method X          auto (default: exact up to 2^22 bits or messages, fast\n"
+        "                      above) | exact (renewal pass, O(kM); N-bounded: O(N)\n"
+        "                      scans) | fast (asymptotic: milliseconds at any size,\n"
+        "                      within 1e-9 of exact; docs/models.md 3b) | paper (the\n"
+        "                      paper's tau/pi recursions, O(k^2 M) per sigma)\n"
         "  --curve             CSV with a header row, one row per sigma (or N) from 1\n"
         "                      (retaining: from K) to the value given\n"
+        "  --points P          with --curve: P rows evenly spaced over that range\n"
+        "                      instead of one per value (any size, milliseconds per\n"
+        "                      row with the fast method)\n"
+        "  --force             with --curve: write more than 10^7 rows\n"
         "  --json              one JSON object (numbers at full precision)\n"
         "  --help              this text\n"
         "\n"
@@ -58,7 +66,7 @@ static void help(void)
 }
 
 enum { O_BITS = 256, O_HASHES, O_SIGMA, O_MESSAGES, O_HASHING, O_RECYCLE, O_PHASES, O_METHOD,
-       O_CURVE, O_JSON, O_HELP, O_LAYOUT };
+       O_CURVE, O_POINTS, O_FORCE, O_JSON, O_HELP, O_LAYOUT };
 
 static const struct option longopts[] = {
     {"bits", required_argument, NULL, O_BITS},
@@ -71,6 +79,8 @@ static const struct option longopts[] = {
     {"layout", required_argument, NULL, O_LAYOUT},
     {"method", required_argument, NULL, O_METHOD},
     {"curve", no_argument, NULL, O_CURVE},
+    {"points", required_argument, NULL, O_POINTS},
+    {"force", no_argument, NULL, O_FORCE},
     {"json", no_argument, NULL, O_JSON},
     {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
@@ -79,8 +89,27 @@ static const struct option longopts[] = {
 typedef struct opts {
     uint64_t bits, sigma, messages;
     unsigned hashes, phases;
-    int nc, ret, paper, curve, json, blocked;
+    int nc, ret, paper, curve, json, blocked, force;
+    rbf_model_method method;
+    uint64_t points;
 } opts;
+
+/* Rows a full --curve may write without --force */
+#define CURVE_MAX_ROWS 10000000u
+
+static const char *method_name(rbf_model_method m)
+{
+    switch (m) {
+    case RBF_MODEL_EXACT:
+        return "exact";
+    case RBF_MODEL_PAPER:
+        return "paper";
+    case RBF_MODEL_ASYMPTOTIC:
+        return "fast";
+    default:
+        return "auto";
+    }
+}
 
 
 static void json_inputs(const opts *o)
@@ -91,7 +120,7 @@ static void json_inputs(const opts *o)
     else
         printf("\"sigma\": null, \"messages\": %llu, ", (unsigned long long)o->messages);
     printf("\"hashing\": \"%s\", \"recycle\": \"%s\", \"phases\": %u, \"method\": \"%s\"",
-           cli_hashing_name(o->nc), cli_recycle_name(o->ret), o->phases, o->paper ? "paper" : "fast");
+           cli_hashing_name(o->nc), cli_recycle_name(o->ret), o->phases, method_name(o->method));
     if (o->phases == 2)
         printf(", \"bits_per_filter\": %llu", (unsigned long long)(o->bits / 2));
     printf(", \"layout\": \"%s\"", o->blocked ? "blocked" : "flat");
@@ -109,15 +138,15 @@ static void jfield(const char *name, double v)
 
 static void header(const opts *o)
 {
-    if (o->sigma)
-        printf("model              %s, %s, %s%s\n",
-               o->phases == 2 ? "sigma-bounded two-phase" : "sigma-bounded one-phase",
-               cli_hashing_name(o->nc), cli_recycle_name(o->ret),
-               o->blocked ? " (blocked layout)"
-                          : o->paper ? " (paper's method)" : " (renewal pass)");
-    else /* recycling on N: retaining or not makes no difference */
-        printf("model              N-bounded, %s%s\n", cli_hashing_name(o->nc),
-               o->blocked ? " (blocked layout)" : "");
+    printf("model              %s, %s, %s%s\n",
+           o->sigma ? (o->phases == 2 ? "sigma-bounded two-phase" : "sigma-bounded one-phase")
+                    : "N-bounded",
+           cli_hashing_name(o->nc), o->sigma ? cli_recycle_name(o->ret) : "",
+           o->blocked                          ? " (blocked layout)"
+           : o->method == RBF_MODEL_PAPER      ? " (paper's method)"
+           : o->method == RBF_MODEL_EXACT      ? " (exact)"
+           : o->method == RBF_MODEL_ASYMPTOTIC ? " (fast, asymptotic)"
+                                               : " (auto)");
     if (o->phases == 2)
         printf("bits               %llu (two filters of %llu)\n", (unsigned long long)o->bits,
                (unsigned long long)(o->bits / 2));
@@ -144,10 +173,72 @@ static int lib_fail(int rc)
     return cli_fail(CMD, "the model rejected these parameters");
 }
 
+/* P values evenly spaced over [first, last] (distinct, increasing); *n
+ * receives how many. */
+static uint64_t *sample_points(uint64_t first, uint64_t last, uint64_t P, size_t *n)
+{
+    uint64_t span = last - first;
+    if (P > span + 1)
+        P = span + 1;
+    uint64_t *v = malloc((size_t)P * sizeof *v);
+    if (!v)
+        return NULL;
+    size_t m = 0;
+    for (uint64_t i = 0; i < P; i++) {
+        uint64_t x = P == 1 ? last
+                            : first + (uint64_t)llround((double)span * (double)i / (double)(P - 1));
+        if (x > last)
+            x = last;
+        if (m == 0 || x > v[m - 1])
+            v[m++] = x;
+    }
+    *n = m;
+    return v;
+}
+
+static int run_sigma_points(const opts *o, rbf_model_params *p, uint64_t first)
+{
+    size_t n;
+    uint64_t *pts = sample_points(first, o->sigma, o->points, &n);
+    if (!pts)
+        return cli_fail(CMD, "out of memory");
+    int rc;
+    cli_progress_begin("model", o->sigma + 1);
+    if (o->phases == 2) {
+        rbf_model_two_phase_result *rows = malloc(n * sizeof *rows);
+        rc = rows ? rbf_model_two_phase_points(p, pts, n, rows) : RBF_MODEL_ENOMEM;
+        cli_progress_end();
+        if (!rc) {
+            printf("sigma,fp,fp_active,fp_frozen,expected_messages\n");
+            for (size_t i = 0; i < n; i++)
+                printf("%llu,%.17g,%.17g,%.17g,%.17g\n", (unsigned long long)pts[i], rows[i].fp,
+                       rows[i].fp_active, rows[i].fp_frozen, rows[i].expected_messages);
+        }
+        free(rows);
+    } else {
+        rbf_model_sigma_result *rows = malloc(n * sizeof *rows);
+        rc = rows ? rbf_model_sigma_points(p, pts, n, rows) : RBF_MODEL_ENOMEM;
+        cli_progress_end();
+        if (!rc) {
+            printf("sigma,fp,expected_messages\n");
+            for (size_t i = 0; i < n; i++)
+                printf("%llu,%.17g,%.17g\n", (unsigned long long)pts[i], rows[i].fp,
+                       rows[i].expected_messages);
+        }
+        free(rows);
+    }
+    free(pts);
+    if (rc)
+        return lib_fail(rc);
+    return cli_finish_stdout(CMD);
+}
+
 static int run_sigma(const opts *o, rbf_model_params *p)
 {
     int rc;
     uint64_t first = o->ret ? (o->hashes > 1 ? o->hashes : 1) : 1;
+    if (o->curve && o->points)
+        return run_sigma_points(o, p, first);
     if (o->curve) {
         size_t n = (size_t)o->sigma + 1;
         if (o->phases == 2) {
@@ -234,6 +325,27 @@ static int run_sigma(const opts *o, rbf_model_params *p)
 static int run_messages(const opts *o, rbf_model_params *p)
 {
     int rc;
+    if (o->curve && o->points) {
+        size_t n;
+        uint64_t *pts = sample_points(1, o->messages, o->points, &n);
+        if (!pts)
+            return cli_fail(CMD, "out of memory");
+        printf("messages,f_w,f_o,f_a,exact_worst,exact_oracle,exact_real\n");
+        for (size_t i = 0; i < n; i++) {
+            rbf_model_n_result r;
+            cli_progress_begin("model", 2 * pts[i]);
+            rc = rbf_model_nbounded(p, pts[i], &r);
+            cli_progress_end();
+            if (rc) {
+                free(pts);
+                return lib_fail(rc);
+            }
+            printf("%llu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", (unsigned long long)pts[i], r.f_w,
+                   r.f_o, r.f_a, r.exact_worst, r.exact_oracle, r.exact_real);
+        }
+        free(pts);
+        return cli_finish_stdout(CMD);
+    }
     if (o->curve) {
         rbf_model_n_result *rows = malloc((size_t)o->messages * sizeof *rows);
         if (!rows)
@@ -268,6 +380,10 @@ static int run_messages(const opts *o, rbf_model_params *p)
         jfield("exact_worst", r.exact_worst);
         jfield("exact_oracle", r.exact_oracle);
         jfield("exact_real", r.exact_real);
+        if (r.saturated_at)
+            printf(", \"saturated_at\": %llu", (unsigned long long)r.saturated_at);
+        else
+            printf(", \"saturated_at\": null");
         printf("}\n");
     } else {
         header(o);
@@ -277,6 +393,10 @@ static int run_messages(const opts *o, rbf_model_params *p)
         printf("exact_worst        %.12g   (exact E[rho(B_N)])\n", r.exact_worst);
         printf("exact_oracle       %.12g   (exact oracle average)\n", r.exact_oracle);
         printf("exact_real         %.12g   (exact real-user average)\n", r.exact_real);
+        if (r.saturated_at)
+            printf("saturated          from n = %llu every bit is set (E[rho(B_n)] = 1): the\n"
+                   "                   exact rates past it are in closed form\n",
+                   (unsigned long long)r.saturated_at);
     }
     return cli_finish_stdout(CMD);
 }
@@ -363,6 +483,7 @@ int cmd_model(int argc, char **argv)
     opts o;
     memset(&o, 0, sizeof o);
     o.phases = 1;
+    o.method = RBF_MODEL_AUTO;
     int have_bits = 0, have_hashes = 0, have_sigma = 0, have_messages = 0, have_method = 0;
     uint64_t v;
     int opt, rc;
@@ -403,13 +524,28 @@ int cmd_model(int argc, char **argv)
                 return rc;
             break;
         case O_METHOD:
+            o.paper = 0;
             if (!strcmp(optarg, "fast"))
-                o.paper = 0;
-            else if (!strcmp(optarg, "paper"))
+                o.method = RBF_MODEL_ASYMPTOTIC;
+            else if (!strcmp(optarg, "exact"))
+                o.method = RBF_MODEL_EXACT;
+            else if (!strcmp(optarg, "auto"))
+                o.method = RBF_MODEL_AUTO;
+            else if (!strcmp(optarg, "paper")) {
+                o.method = RBF_MODEL_PAPER;
                 o.paper = 1;
-            else
-                return cli_bad_value(CMD, "--method", optarg, NULL, "fast or paper");
+            } else
+                return cli_bad_value(CMD, "--method", optarg, NULL, "auto, exact, fast or paper");
             have_method = 1;
+            break;
+        case O_POINTS:
+            if ((rc = cli_opt_count(CMD, "--points", optarg, 1, &o.points)))
+                return rc;
+            if (o.points < 2)
+                return cli_usage(CMD, "--points: at least 2");
+            break;
+        case O_FORCE:
+            o.force = 1;
             break;
         case O_CURVE:
             o.curve = 1;
@@ -442,6 +578,14 @@ int cmd_model(int argc, char **argv)
         return cli_usage(CMD, "give exactly one of --sigma and --messages");
     if (o.curve && o.json)
         return cli_usage(CMD, "--curve and --json do not go together (--curve is CSV)");
+    if (o.points && !o.curve)
+        return cli_usage(CMD, "--points: applies to --curve only");
+    if (o.curve && !o.points && !o.force && (have_sigma ? o.sigma : o.messages) > CURVE_MAX_ROWS)
+        return cli_usage(CMD,
+                         "--curve: %llu rows (about %.3g GB of CSV); sample them with --points P, "
+                         "or give --force",
+                         (unsigned long long)(have_sigma ? o.sigma : o.messages),
+                         (double)(have_sigma ? o.sigma : o.messages) * 60e-9);
     uint64_t per_filter = o.phases == 2 ? o.bits / 2 : o.bits;
     if (have_messages) {
         if (o.phases == 2)
@@ -490,7 +634,7 @@ int cmd_model(int argc, char **argv)
     p.hashes = o.hashes;
     p.non_colliding = o.nc;
     p.retaining = o.ret;
-    p.method = o.paper ? RBF_MODEL_PAPER : RBF_MODEL_FAST;
+    p.method = o.method;
     p.progress = cli_progress_cb;
     p.progress_ctx = NULL;
     if (o.blocked) {

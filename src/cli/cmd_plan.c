@@ -39,6 +39,9 @@ static void help(void)
         "                      rounded down to a multiple of 512) and show the\n"
         "                      messages per cycle per bit of both layouts (with\n"
         "                      --bits/--memory only)\n"
+        "  --method X          auto (default: exact below 2^22 bits, else fast) | exact\n"
+        "                      (the renewal pass, O(kM)) | fast (asymptotic, milliseconds\n"
+        "                      at any size, within 1e-9 of exact; docs/models.md)\n"
         "  --json              one JSON object\n"
         "  --help              this text\n"
         "\n"
@@ -50,8 +53,8 @@ static void help(void)
         RBF_MODEL_MAX_HASHES);
 }
 
-enum { O_BITS = 256, O_MEMORY, O_MESSAGES, O_FP, O_MAXK, O_HASHING, O_RECYCLE, O_JSON, O_HELP,
-       O_LAYOUT };
+enum { O_BITS = 256, O_MEMORY, O_MESSAGES, O_FP, O_MAXK, O_HASHING, O_RECYCLE, O_METHOD, O_JSON,
+       O_HELP, O_LAYOUT };
 
 static const struct option longopts[] = {
     {"bits", required_argument, NULL, O_BITS},
@@ -61,6 +64,7 @@ static const struct option longopts[] = {
     {"max-hashes", required_argument, NULL, O_MAXK},
     {"hashing", required_argument, NULL, O_HASHING},
     {"recycle", required_argument, NULL, O_RECYCLE},
+    {"method", required_argument, NULL, O_METHOD},
     {"json", no_argument, NULL, O_JSON},
     {"layout", required_argument, NULL, O_LAYOUT},
     {"help", no_argument, NULL, O_HELP},
@@ -107,6 +111,9 @@ static void json_plan_fields(const rbf_plan *p, const rbf_plan_options *o)
            o->max_hashes,
            p->sigma_bounded.feasible && p->sigma_bounded.hashes == o->max_hashes ? "true" : "false",
            cli_hashing_name(o->non_colliding), cli_recycle_name(o->retaining));
+    printf("\"method\": \"%s\", ", o->method == RBF_MODEL_EXACT        ? "exact"
+                                    : o->method == RBF_MODEL_ASYMPTOTIC ? "fast"
+                                                                        : "auto");
     json_choice("sigma_bounded", &p->sigma_bounded, 1, p->bits, 0);
     printf(", ");
     json_choice("average_n", &p->average_n, 0, p->bits, 0);
@@ -302,6 +309,16 @@ int cmd_plan(int argc, char **argv)
         case O_RECYCLE:
             if ((rc = cli_opt_recycle(CMD, optarg, &o.retaining)))
                 return rc;
+            break;
+        case O_METHOD:
+            if (!strcmp(optarg, "auto"))
+                o.method = RBF_MODEL_AUTO;
+            else if (!strcmp(optarg, "exact"))
+                o.method = RBF_MODEL_EXACT;
+            else if (!strcmp(optarg, "fast"))
+                o.method = RBF_MODEL_ASYMPTOTIC;
+            else
+                return cli_bad_value(CMD, "--method", optarg, NULL, "auto, exact or fast");
             break;
         case O_JSON:
             json = 1;

@@ -14,7 +14,7 @@ void rbf_model_params_init(rbf_model_params *p)
     memset(p, 0, sizeof *p);
     p->non_colliding = 0;
     p->retaining = 0;
-    p->method = RBF_MODEL_FAST;
+    p->method = RBF_MODEL_AUTO;
     p->progress = NULL;
     p->progress_ctx = NULL;
 }
@@ -25,7 +25,8 @@ int rbf__model_check_params(const rbf_model_params *p)
         return RBF_MODEL_EINVAL;
     if ((p->non_colliding != 0 && p->non_colliding != 1) || (p->retaining != 0 && p->retaining != 1))
         return RBF_MODEL_EINVAL;
-    if (p->method != RBF_MODEL_FAST && p->method != RBF_MODEL_PAPER)
+    if (p->method != RBF_MODEL_EXACT && p->method != RBF_MODEL_PAPER &&
+        p->method != RBF_MODEL_ASYMPTOTIC && p->method != RBF_MODEL_AUTO)
         return RBF_MODEL_EINVAL;
     if (p->non_colliding && p->hashes > p->bits)
         return RBF_MODEL_EINVAL;

@@ -101,9 +101,20 @@ void rbf__model_pass_step(model_pass *ps)
         v[0] = omr > 0.0 ? (u[0] + h) / omr : 0.0;
         for (unsigned q = 1; q < k; q++)
             v[q] = x[q - 1] * v[q - 1] + u[q];
-        u[0] = v[k - 1] * gap * ps->inv[k - 1];
-        for (unsigned q = k - 1; q >= 1; q--)
-            u[q] = v[q - 1] * gap * ps->inv[q - 1];
+        if (ps->bits <= RBF_MODEL_AUTO_EXACT_BITS) {
+            /* the 1.0 arithmetic, kept bit for bit at these sizes */
+            u[0] = v[k - 1] * gap * ps->inv[k - 1];
+            for (unsigned q = k - 1; q >= 1; q--)
+                u[q] = v[q - 1] * gap * ps->inv[q - 1];
+        } else {
+            /* a rounded 1/(M-q) is the same factor at every level: its
+             * error would grow linearly with the levels (~M 1e-16); a
+             * division rounds independently each time */
+            const double Md = (double)ps->bits;
+            u[0] = v[k - 1] * (gap / (Md - (double)(k - 1)));
+            for (unsigned q = k - 1; q >= 1; q--)
+                u[q] = v[q - 1] * (gap / (Md - (double)(q - 1)));
+        }
     }
 
     ps->g = v[0];
@@ -175,6 +186,17 @@ int rbf_model_sigma(const rbf_model_params *p, uint64_t sigma, rbf_model_sigma_r
         out->fp = fp;
         out->expected_messages = en0;
         return RBF_MODEL_OK;
+    }
+    if (rbf__model_use_asym(p)) {
+        double fp, en0;
+        rc = rbf__model_sigma_asym(p, sigma, &fp, &en0, NULL);
+        if (rc <= 0) {
+            if (rc == 0) {
+                out->fp = fp;
+                out->expected_messages = en0;
+            }
+            return rc;
+        }
     }
     model_pass ps;
     rc = rbf__model_pass_init(&ps, p->bits, p->hashes, p->non_colliding);

@@ -111,6 +111,40 @@ double rbf__model_frozen_rate(uint64_t bits, unsigned hashes, int non_colliding,
 int rbf__model_paper_sigma(const rbf_model_params *p, uint64_t sigma, double *fp, double *en0,
                       double *fp_frozen);
 
+/* ---- the asymptotic sigma-bounded model (asym.c): an exact pass over the
+ * start-up transient [0, b1), then closed forms and quadrature. */
+typedef struct model_asym {
+    uint64_t M;
+    unsigned k;
+    int nc;
+    double C;          /* g_b = C/(M-b) + transient */
+    uint64_t b1;       /* exact prefix [0, b1); UINT64_MAX: not applicable */
+    model_sum pre_g;   /* sum_{b<b1} g_b */
+    model_sum pre_gr;  /* sum_{b<b1} g_b rho(b) */
+    double pre_delta;  /* sum_{b<b1} (g_b - C/(M-b)) */
+    double dinf;       /* its limit */
+    double *gtail;     /* g_b for b1-k <= b < b1 */
+} model_asym;
+
+double rbf__asym_C(uint64_t M, unsigned k, int nc);
+/* Prefix for every sigma >= smin (a.b1 = UINT64_MAX when smin is too
+ * small for the bounds: use the exact pass).  prog may be NULL. */
+int rbf__asym_init(model_asym *a, uint64_t M, unsigned k, int nc, uint64_t smin,
+                   const rbf_model_params *prog);
+void rbf__asym_free(model_asym *a);
+/* f_sigma^1 and E[N_0] at sigma >= b1 */
+int rbf__asym_eval(const model_asym *a, uint64_t sigma, int retaining, double *fp, double *en0);
+/* g_b for b >= b1 - k */
+double rbf__asym_g(const model_asym *a, uint64_t b);
+/* Does p's method ask for the asymptotic method (ASYMPTOTIC, or AUTO above
+ * RBF_MODEL_AUTO_EXACT_BITS)? */
+int rbf__model_use_asym(const rbf_model_params *p);
+/* f^1, E[N_0] and (ff != NULL) the two-phase frozen rate at sigma by the
+ * asymptotic method; returns 1 when sigma is too small for its bounds (run
+ * the exact pass), else a status. */
+int rbf__model_sigma_asym(const rbf_model_params *p, uint64_t sigma, double *f1, double *en0,
+                          double *ff);
+
 /* Cancellation check helper: calls the progress callback if any. */
 static inline int model_progress(const rbf_model_params *p, uint64_t done, uint64_t total)
 {

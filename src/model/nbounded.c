@@ -275,7 +275,18 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
     msum_init(&so);
     msum_init(&sr);
     int r_inf = 0;
-    for (uint64_t i = 1; i <= N; i++) {
+    /* one value at large N: Euler-Maclaurin (nfast.c) instead of the scan
+     * (auto: above RBF_MODEL_AUTO_EXACT_BITS messages) */
+    const int fast_bounds =
+        !curve && N > 65536 &&
+        (p->method == RBF_MODEL_ASYMPTOTIC ||
+         (p->method == RBF_MODEL_AUTO && (N > RBF_MODEL_AUTO_EXACT_BITS || rbf__model_use_asym(p))));
+    if (fast_bounds) {
+        last->f_w = rbf_model_f_w(M, k, N);
+        last->f_o = rbf__fo_fast(M, k, N);
+        last->f_a = rbf__fa_fast(M, k, N);
+    }
+    for (uint64_t i = 1; i <= N && !fast_bounds; i++) {
         if ((i & 0xfffff) == 0 && model_progress(p, 0, 2 * N))
             return RBF_MODEL_ECANCELED;
         double f = rbf__fw_iter_next(&it); /* f_i = f_w(i - 1) */
@@ -304,7 +315,17 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
     model_sum se;
     msum_init(&se);
     msum_add(&se, bdist_mean_rho(&d, NULL)); /* n = 0 */
+    if (last)
+        last->saturated_at = 0;
     for (uint64_t n = 1; n <= N; n++) {
+        if (!curve && d.lo >= M) {
+            /* every bit is set: E[rho(B_m)] = 1 for every m >= n - 1, so
+             * sum_{m<N} = sum_{m<n} + (N - n) in closed form */
+            last->saturated_at = n - 1;
+            last->exact_worst = 1.0;
+            last->exact_oracle = model_clamp01((msum_get(&se) + (double)(N - n)) / (double)N);
+            break;
+        }
         if ((n & 0xff) == 0 && model_progress(p, n, 2 * N)) {
             bdist_free(&d);
             return RBF_MODEL_ECANCELED;
@@ -351,6 +372,10 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
             curve[c].exact_real = v;
         if (last && c + 1 == N)
             last->exact_real = v;
+        if (inf && !curve) {
+            last->exact_real = 1.0; /* from here on every new message is a false positive */
+            break;
+        }
         if (!inf && c + 1 < N && (rc = bdist_message_cond(&d)) != RBF_MODEL_OK) {
             bdist_free(&d);
             return rc;

@@ -23,4 +23,8 @@ typedef struct fw_iter {
 void rbf__fw_iter_init(fw_iter *it, uint64_t bits, unsigned hashes);
 double rbf__fw_iter_next(fw_iter *it); /* returns f_w(i), then i++ */
 
+/* f_o(N) and f_a(N) at any N by Euler-Maclaurin (nfast.c): O(k log N). */
+double rbf__fo_fast(uint64_t M, unsigned k, uint64_t N);
+double rbf__fa_fast(uint64_t M, unsigned k, uint64_t N);
+
 #endif

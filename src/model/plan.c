@@ -49,6 +49,13 @@ void rbf_plan_options_init(rbf_plan_options *o)
     o->retaining = 0;
     o->progress = NULL;
     o->progress_ctx = NULL;
+    o->method = RBF_MODEL_AUTO;
+}
+
+/* Asymptotic method for a pass over M bits? */
+static int plan_fast(rbf_model_method m, uint64_t M)
+{
+    return m == RBF_MODEL_ASYMPTOTIC || (m == RBF_MODEL_AUTO && M > RBF_MODEL_AUTO_EXACT_BITS);
 }
 
 /* ---- progress across the whole plan */
@@ -146,10 +153,12 @@ static double rate_lower(uint64_t M, unsigned k, int nc, int two, uint64_t sigma
     return f1 + r * (1.0 - f1);
 }
 
-/* Upper bound on the sigma-bounded (or two-phase) capacity for k at eps. */
-static double sigma_cap_upper(uint64_t M, unsigned k, int nc, int two, double eps)
+/* Upper bound on the sigma-bounded (or two-phase) capacity for k at eps;
+ * *smax receives a sigma that the optimum cannot exceed. */
+static double sigma_cap_upper(uint64_t M, unsigned k, int nc, int two, double eps, uint64_t *smax)
 {
     uint64_t lo = 1, hi = M - 1; /* find the smallest sigma with lower bound > eps */
+    *smax = M - 1;
     if (rate_lower(M, k, nc, two, hi) <= eps)
         return (1.0 + hashes_hi(M, 0, M - 1) / k) * (1.0 + 1e-9);
     while (lo < hi) {
@@ -160,6 +169,7 @@ static double sigma_cap_upper(uint64_t M, unsigned k, int nc, int two, double ep
             lo = mid + 1;
     }
     /* every sigma >= lo is infeasible, so sigma* <= lo - 1 */
+    *smax = lo > 1 ? lo - 1 : 1;
     return (1.0 + hashes_hi(M, 0, lo - 1) / k) * (1.0 + 1e-9);
 }
 
@@ -262,11 +272,110 @@ out:
     return rc;
 }
 
+/* The rate at sigma by the asymptotic method (one- or two-phase). */
+static int asym_rate(const model_asym *a, int ret, int two, uint64_t sigma, double *rate,
+                     double *en0)
+{
+    double f1;
+    int rc = rbf__asym_eval(a, sigma, ret, &f1, en0);
+    if (rc)
+        return rc;
+    *rate = f1;
+    if (!two)
+        return RBF_MODEL_OK;
+    /* two-phase: bounds first, the frozen rate only when they straddle eps */
+    const unsigned k = a->k;
+    double *gwin = calloc(k, sizeof *gwin);
+    if (!gwin)
+        return RBF_MODEL_ENOMEM;
+    for (unsigned t = 0; t < k; t++)
+        gwin[t] = rbf__asym_g(a, sigma + 1 + t - k);
+    double ff = rbf__model_frozen_rate(a->M, k, a->nc, ret, sigma, gwin);
+    free(gwin);
+    if (ff < 0.0)
+        return RBF_MODEL_ENOMEM;
+    *rate = model_clamp01(f1 + ff * (1.0 - f1));
+    return RBF_MODEL_OK;
+}
+
+/* One k by the asymptotic method: the largest sigma <= smax with rate <=
+ * eps, by bisection (the rate is non-decreasing in sigma).  Sigma below
+ * what the method's bounds accept goes to the exact pass. */
+static int sigma_one_k_fast(uint64_t M, unsigned k, int nc, int ret, int two, double eps,
+                            double stop_at, uint64_t smax, plan_prog *pp, kres *res)
+{
+    memset(res, 0, sizeof *res);
+    if (M < 2 || (nc && k > M))
+        return RBF_MODEL_OK;
+    uint64_t smin = smax / 16;
+    if (smin < 8192)
+        smin = 8192;
+    for (;;) {
+        if (smin >= smax)
+            smin = smax;
+        model_asym a;
+        int rc = rbf__asym_init(&a, M, k, nc, smin, NULL);
+        if (rc)
+            return rc;
+        if (a.b1 == UINT64_MAX || smin < a.b1) {
+            rbf__asym_free(&a);
+            return sigma_one_k(M, k, nc, ret, two, eps, stop_at, pp, res);
+        }
+        double r, en0;
+        if ((rc = asym_rate(&a, ret, two, smin, &r, &en0)) != RBF_MODEL_OK) {
+            rbf__asym_free(&a);
+            return rc;
+        }
+        if (r > eps) {
+            rbf__asym_free(&a);
+            if (smin <= 8192)
+                return sigma_one_k(M, k, nc, ret, two, eps, stop_at, pp, res);
+            smax = smin - 1;
+            smin /= 16;
+            continue;
+        }
+        /* rate(lo) <= eps; find the largest such sigma in [lo, smax] */
+        uint64_t lo = smin, hi = smax;
+        double rlo = r, elo = en0;
+        if ((rc = asym_rate(&a, ret, two, hi, &r, &en0)) != RBF_MODEL_OK) {
+            rbf__asym_free(&a);
+            return rc;
+        }
+        if (r <= eps) {
+            lo = hi;
+            rlo = r;
+            elo = en0;
+        } else {
+            while (hi - lo > 1) {
+                uint64_t mid = lo + (hi - lo) / 2;
+                if ((rc = asym_rate(&a, ret, two, mid, &r, &en0)) != RBF_MODEL_OK) {
+                    rbf__asym_free(&a);
+                    return rc;
+                }
+                if (r <= eps) {
+                    lo = mid;
+                    rlo = r;
+                    elo = en0;
+                } else {
+                    hi = mid;
+                }
+            }
+        }
+        rbf__asym_free(&a);
+        res->feasible = 1;
+        res->sigma = lo;
+        res->cap = elo;
+        res->fp = rlo;
+        return prog_tick(pp, 1);
+    }
+}
+
 /* Best k for sigma-bounded (two = 0) or two-phase (two = 1, M = bits of
  * each filter) with pruning. */
 typedef struct kcand {
     unsigned k;
     double ub;
+    uint64_t smax;
 } kcand;
 
 static int cmp_cand(const void *a, const void *b)
@@ -278,7 +387,7 @@ static int cmp_cand(const void *a, const void *b)
 }
 
 static int plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int two, double target,
-                      plan_prog *pp, rbf_plan_choice *out, unsigned *evaluated)
+                      int fast, plan_prog *pp, rbf_plan_choice *out, unsigned *evaluated)
 {
     memset(out, 0, sizeof *out);
     if (evaluated)
@@ -295,7 +404,7 @@ static int plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int t
         if (k >= M)
             break; /* needs k <= sigma < M */
         c[n].k = k;
-        c[n].ub = sigma_cap_upper(M, k, nc, two, eps);
+        c[n].ub = sigma_cap_upper(M, k, nc, two, eps, &c[n].smax);
         n++;
     }
     qsort(c, n, sizeof *c, cmp_cand);
@@ -308,7 +417,11 @@ static int plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int t
         if (target > 0.0 && c[t].ub < target)
             continue; /* cannot reach the target */
         kres r;
-        if ((rc = sigma_one_k(M, c[t].k, nc, ret, two, eps, target, pp, &r)) != RBF_MODEL_OK)
+        if (fast)
+            rc = sigma_one_k_fast(M, c[t].k, nc, ret, two, eps, target, c[t].smax, pp, &r);
+        else
+            rc = sigma_one_k(M, c[t].k, nc, ret, two, eps, target, pp, &r);
+        if (rc != RBF_MODEL_OK)
             break;
         if (evaluated)
             (*evaluated)++;
@@ -442,6 +555,35 @@ static int scan_oa(uint64_t M, unsigned k, double eps, uint64_t limit, plan_prog
     return RBF_MODEL_OK;
 }
 
+/* The same answers as scan_oa by bisection on the Euler-Maclaurin values
+ * of f_o and f_a (both non-decreasing in N). */
+static uint64_t largest_n(uint64_t M, unsigned k, double eps, uint64_t limit, int avg, double *at)
+{
+    uint64_t lo = 1, hi = limit;
+    double (*fn)(uint64_t, unsigned, uint64_t) = avg ? rbf__fa_fast : rbf__fo_fast;
+    double v = fn(M, k, 1);
+    *at = 0.0;
+    if (v > eps)
+        return 0;
+    *at = v;
+    double vh = fn(M, k, hi);
+    if (vh <= eps) {
+        *at = vh;
+        return hi;
+    }
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        double vm = fn(M, k, mid);
+        if (vm <= eps) {
+            lo = mid;
+            *at = vm;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
 static void choose_n(rbf_plan_choice *c, unsigned k, uint64_t N, double fp)
 {
     if (N == 0)
@@ -457,7 +599,7 @@ static void choose_n(rbf_plan_choice *c, unsigned k, uint64_t N, double fp)
     }
 }
 
-static int plan_nbounded(uint64_t M, double eps, unsigned K, plan_prog *pp, rbf_plan *out)
+static int plan_nbounded(uint64_t M, double eps, unsigned K, int fast, plan_prog *pp, rbf_plan *out)
 {
     memset(&out->worst_case, 0, sizeof out->worst_case);
     memset(&out->oracle_n, 0, sizeof out->oracle_n);
@@ -486,9 +628,15 @@ static int plan_nbounded(uint64_t M, double eps, unsigned K, plan_prog *pp, rbf_
             continue;
         uint64_t no, na;
         double fo, fa;
-        rc = scan_oa(M, k, eps, (uint64_t)c[t].ub + 1, pp, &no, &fo, &na, &fa);
-        if (rc)
-            break;
+        uint64_t limit = (uint64_t)c[t].ub + 1;
+        if (fast && limit > 65536) {
+            no = largest_n(M, k, eps, limit, 0, &fo);
+            na = largest_n(M, k, eps, limit, 1, &fa);
+        } else {
+            rc = scan_oa(M, k, eps, limit, pp, &no, &fo, &na, &fa);
+            if (rc)
+                break;
+        }
         choose_n(&out->oracle_n, k, no, fo);
         choose_n(&out->average_n, k, na, fa);
     }
@@ -507,7 +655,9 @@ static int check_plan_args(double eps, const rbf_plan_options *o)
         return RBF_MODEL_EINVAL;
     if (o && (o->max_hashes < 1 || o->max_hashes > MODEL_MAX_HASHES ||
               (o->non_colliding != 0 && o->non_colliding != 1) ||
-              (o->retaining != 0 && o->retaining != 1)))
+              (o->retaining != 0 && o->retaining != 1) ||
+              (o->method != RBF_MODEL_EXACT && o->method != RBF_MODEL_ASYMPTOTIC &&
+               o->method != RBF_MODEL_AUTO)))
         return RBF_MODEL_EINVAL;
     return RBF_MODEL_OK;
 }
@@ -529,13 +679,15 @@ int rbf_plan_memory(uint64_t bits, double eps, const rbf_plan_options *o, rbf_pl
     out->target_fp = eps;
     plan_prog pp = {o->progress, o->progress_ctx, 0, bits};
     unsigned K = o->max_hashes;
-    if ((rc = plan_sigma(bits, eps, K, o->non_colliding, o->retaining, 0, 0.0, &pp,
+    if ((rc = plan_sigma(bits, eps, K, o->non_colliding, o->retaining, 0, 0.0,
+                         plan_fast(o->method, bits), &pp,
                          &out->sigma_bounded, NULL)) != RBF_MODEL_OK)
         return rc;
-    if ((rc = plan_sigma(bits / 2, eps, K, o->non_colliding, o->retaining, 1, 0.0, &pp,
+    if ((rc = plan_sigma(bits / 2, eps, K, o->non_colliding, o->retaining, 1, 0.0,
+                         plan_fast(o->method, bits / 2), &pp,
                          &out->two_phase, NULL)) != RBF_MODEL_OK)
         return rc;
-    if ((rc = plan_nbounded(bits, eps, K, &pp, out)) != RBF_MODEL_OK)
+    if ((rc = plan_nbounded(bits, eps, K, plan_fast(o->method, bits), &pp, out)) != RBF_MODEL_OK)
         return rc;
     double base = out->worst_case.feasible ? out->worst_case.expected_messages : 0.0;
     set_gain(&out->sigma_bounded, base);
@@ -569,7 +721,8 @@ static int plan_messages_any(uint64_t messages, double eps, const rbf_plan_optio
 #define CAP_AT(Mv, tgt, capv)                                                                     \
     do {                                                                                          \
         uint64_t Mf_ = two ? (Mv) / 2 : (Mv);                                                     \
-        rc = plan_sigma(Mf_, eps, o->max_hashes, o->non_colliding, o->retaining, two, (tgt), &pp, \
+        rc = plan_sigma(Mf_, eps, o->max_hashes, o->non_colliding, o->retaining, two, (tgt),     \
+                        plan_fast(o->method, Mf_), &pp,                                           \
                         &ch, NULL);                                                               \
         if (rc)                                                                                   \
             return rc;                                                                            \

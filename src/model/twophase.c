@@ -94,6 +94,10 @@ int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma, rbf_model_two
         rc = rbf__model_paper_sigma(p, sigma, &f1, &en0, &ff);
         if (rc)
             return rc;
+    } else if (rbf__model_use_asym(p) &&
+               (rc = rbf__model_sigma_asym(p, sigma, &f1, &en0, &ff)) <= 0) {
+        if (rc)
+            return rc;
     } else {
         const unsigned k = p->hashes;
         model_pass ps;

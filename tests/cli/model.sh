@@ -93,6 +93,45 @@ for rec in non-retaining retaining; do
     bad "$ARGS: fast and paper curves differ"
 done
 
+# any N answers at once past saturation, and says so
+ARGS="--bits 1000 --hashes 3 --messages 1T --json"
+expect_ok $ARGS
+CHECKS=$((CHECKS + 1))
+python3 -c "
+import json; d = json.load(open('$OUT'))
+assert d['exact_worst'] == 1 and d['exact_real'] == 1 and d['saturated_at'] == 25316, d
+assert 1 - 1e-8 < d['exact_oracle'] < 1 and abs(d['f_o'] / d['exact_oracle'] - 1) < 1e-9, d
+" || bad "$ARGS: saturation"
+ARGS="--bits 1000 --hashes 3 --messages 1T"
+expect_ok $ARGS
+CHECKS=$((CHECKS + 1))
+grep -q "^saturated          from n = 25316" "$OUT" || bad "$ARGS: no saturation line"
+# sampled curves at any size; a full curve of 2^39 rows needs --force
+ARGS="--bits 1Ti --hashes 8 --sigma 512Gi --curve --points 5"
+expect_ok $ARGS
+CHECKS=$((CHECKS + 1))
+[ "$(wc -l < "$OUT")" -eq 6 ] && sed -n 6p "$OUT" | grep -q "^549755813888," ||
+  bad "$ARGS: 5 rows ending at sigma = 2^39"
+ARGS="--bits 1000 --hashes 3 --sigma 300 --curve --points 2"
+expect_ok $ARGS
+CHECKS=$((CHECKS + 1))
+grep -q "^300,0.0075072348641" "$OUT" || bad "$ARGS: the MODEL.md vector as the last point"
+expect_usage "--curve" --bits 1Ti --hashes 8 --sigma 512Gi --curve
+expect_usage "--points" --bits 1000 --hashes 3 --sigma 300 --points 5
+expect_usage "--method" --bits 1000 --hashes 3 --sigma 300 --method bogus
+# the asymptotic method at a size the exact pass takes minutes for, against
+# the exact pass at a size where it is quick (2^23: same value to 1e-9)
+ARGS="--bits 8Mi --hashes 8 --sigma 4Mi --method exact --json"
+expect_ok $ARGS
+fx=$(python3 -c "import json; print(json.load(open('$OUT'))['fp'])")
+ARGS="--bits 8Mi --hashes 8 --sigma 4Mi --method fast --json"
+expect_ok $ARGS
+CHECKS=$((CHECKS + 1))
+python3 -c "
+import json; d = json.load(open('$OUT'))
+assert d['method'] == 'fast' and abs(d['fp'] / $fx - 1) <= 1e-9, d
+" || bad "$ARGS: fast vs exact"
+
 # usage errors specific to this command
 expect_usage "--sigma" --bits 1000 --hashes 5 --sigma 4 --recycle retaining
 expect_usage "--phases" --bits 1000 --hashes 5 --messages 100 --phases 2

@@ -90,6 +90,35 @@ ARGS="--bits 1Mi --fp 1e-3 --json"
 expect_ok $ARGS
 jcheck "d['k_at_max_hashes'] is False"
 
+# --method: at 16Mi the fast (asymptotic) plan is the exact one; at 1Gi the
+# default (auto -> fast) finds the exact planner's sigma (573589773, from a
+# 46 s exact run, docs/models.md 7); 2^44 bits and 10^12 messages answer
+ARGS="--bits 16Mi --fp 0.001 --method exact --json"
+expect_ok $ARGS
+cp "$OUT" "$OUT.exact"
+ARGS="--bits 16Mi --fp 0.001 --method fast --json"
+expect_ok $ARGS
+jcheck "d['method'] == 'fast'"
+CHECKS=$((CHECKS + 1))
+python3 - "$OUT.exact" "$OUT" <<'PY' || bad "$ARGS: fast plan differs from the exact plan"
+import json, sys
+e, f = (json.load(open(x)) for x in sys.argv[1:3])
+for p in ("sigma_bounded", "average_n", "oracle_n", "worst_case", "two_phase"):
+    for key in ("hashes", "sigma", "messages"):
+        assert e[p].get(key) == f[p].get(key), (p, key, e[p], f[p])
+    assert abs(f[p]["expected_messages"] / e[p]["expected_messages"] - 1) <= 1e-9, p
+PY
+ARGS="--bits 1Gi --fp 0.001 --json"
+expect_ok $ARGS
+jcheck "d['method'] == 'auto' and d['sigma_bounded']['hashes'] == 8 and d['sigma_bounded']['sigma'] == 573589773"
+ARGS="--bits 16Ti --fp 0.001 --json"
+expect_ok $ARGS
+jcheck "d['sigma_bounded']['hashes'] == 8 and abs(d['sigma_bounded']['sigma'] / 2**44 - 0.5341969) < 1e-6 and d['sigma_bounded']['fp'] <= 0.001"
+ARGS="--messages 1000000000000 --fp 0.001 --json"
+expect_ok $ARGS
+jcheck "d['sigma_bounded']['expected_messages'] >= 1e12 and d['sigma_bounded']['hashes'] == 8"
+expect_usage "--method" --bits 1000 --fp 0.01 --method paper
+
 expect_usage "--memory" --bits 1000 --memory 1KiB --fp 0.01
 expect_usage "--messages" --bits 1000 --messages 100 --fp 0.01
 expect_usage "--max-hashes" --bits 1000 --fp 0.01 --max-hashes 257
