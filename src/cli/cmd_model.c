@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "model_fn.h"
 #include "rbf_model.h"
 
 static const char *const CMD = "model";
@@ -32,7 +33,15 @@ static void help(void)
         "  --hashing H         colliding (default) | non-colliding\n"
         "  --recycle R         non-retaining (default) | retaining (sigma-bounded;\n"
         "                      retaining needs S >= K)\n"
-        "  --phases P          1 (default) | 2 (sigma-bounded only)\n"
+        "  --phases P          1 (default) | 2 (with --messages: the frozen filter holds\n"
+        "                      the previous cycle's N messages)\n"
+        "  --oracle            N-bounded: the oracle policy (recycle after N new\n"
+        "                      arrivals) instead of the real user's count\n"
+        "  --fn WORKLOAD       also the steady-state false-negative rate (fn: repeats\n"
+        "                      reported new / repeats) under uniform:P, zipf:P:S,\n"
+        "                      fading:R:L or gaps:FILE (CSV gap,probability; gaps in\n"
+        "                      arrivals since the message's previous arrival)\n"
+        "  --new-fraction R    gaps:FILE: the fraction of arrivals that are first ones\n"
         "  --method X          fast (default: renewal pass, O(kM)) | paper (the paper's\n"
         "                      tau/pi recursions and linear solve, O(k^2 M) per sigma)\n"
         "  --curve             CSV with a header row, one row per sigma (or N) from 1\n"
@@ -51,7 +60,7 @@ static void help(void)
 }
 
 enum { O_BITS = 256, O_HASHES, O_SIGMA, O_MESSAGES, O_HASHING, O_RECYCLE, O_PHASES, O_METHOD,
-       O_CURVE, O_JSON, O_HELP };
+       O_CURVE, O_JSON, O_HELP, O_FN, O_ORACLE, O_NEWFRAC };
 
 static const struct option longopts[] = {
     {"bits", required_argument, NULL, O_BITS},
@@ -65,6 +74,9 @@ static const struct option longopts[] = {
     {"curve", no_argument, NULL, O_CURVE},
     {"json", no_argument, NULL, O_JSON},
     {"help", no_argument, NULL, O_HELP},
+    {"fn", required_argument, NULL, O_FN},
+    {"oracle", no_argument, NULL, O_ORACLE},
+    {"new-fraction", required_argument, NULL, O_NEWFRAC},
     {NULL, 0, NULL, 0},
 };
 
@@ -267,6 +279,8 @@ int cmd_model(int argc, char **argv)
     int have_bits = 0, have_hashes = 0, have_sigma = 0, have_messages = 0, have_method = 0;
     uint64_t v;
     int opt, rc;
+    cli_model_fn_args fa;
+    memset(&fa, 0, sizeof fa);
     cli_getopt_reset();
     while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         switch (opt) {
@@ -321,6 +335,19 @@ int cmd_model(int argc, char **argv)
         case O_HELP:
             help();
             return cli_finish_stdout(CMD);
+        case O_FN:
+            fa.fn = optarg;
+            break;
+        case O_ORACLE:
+            fa.oracle = 1;
+            break;
+        case O_NEWFRAC: {
+            const char *err = NULL;
+            if (cli_parse_double(optarg, 0.0, 1.0, 1, 0, &fa.new_fraction, &err))
+                return cli_usage(CMD, "--new-fraction: %s", err ? err : "must be in [0, 1)");
+            fa.have_new_fraction = 1;
+            break;
+        }
         default:
             return cli_bad_option(CMD, argc, argv, longopts);
         }
@@ -336,6 +363,33 @@ int cmd_model(int argc, char **argv)
     if (o.curve && o.json)
         return cli_usage(CMD, "--curve and --json do not go together (--curve is CSV)");
     uint64_t per_filter = o.phases == 2 ? o.bits / 2 : o.bits;
+    if (fa.fn || fa.oracle || fa.have_new_fraction || (have_messages && o.phases == 2)) {
+        /* the cycle-length models (cmd_model_fn.c) */
+        if (fa.oracle && !have_messages)
+            return cli_usage(CMD, "--oracle: applies to --messages only");
+        if (o.curve)
+            return cli_usage(CMD, "--curve: not with --fn, --oracle or two-phase --messages");
+        if (have_method && o.paper)
+            return cli_usage(CMD, "--method paper: not with --fn, --oracle or two-phase --messages");
+        if (have_messages && o.ret)
+            return cli_usage(CMD, "--recycle: applies to --sigma only");
+        if (have_sigma && (o.sigma >= per_filter || (o.ret && o.sigma < o.hashes)))
+            return cli_usage(CMD, "--sigma: must be less than the bits per filter (%llu), and at "
+                                  "least --hashes with --recycle retaining",
+                             (unsigned long long)per_filter);
+        if (o.nc && o.hashes > per_filter)
+            return cli_usage(CMD, "--hashes: must not exceed the bits per filter with "
+                                  "non-colliding hashing");
+        fa.bits = o.bits;
+        fa.sigma = o.sigma;
+        fa.messages = o.messages;
+        fa.hashes = o.hashes;
+        fa.phases = o.phases;
+        fa.nc = o.nc;
+        fa.ret = o.ret;
+        fa.json = o.json;
+        return cli_model_fn(&fa);
+    }
     if (have_messages) {
         if (o.phases == 2)
             return cli_usage(CMD, "--phases 2: the two-phase model is sigma-bounded (use --sigma)");
