@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "model_fn.h"
 #include "rbf_model.h"
 
 static const char *const CMD = "plan";
@@ -34,6 +35,11 @@ static void help(void)
         "  --max-hashes K      largest k to consider (default 32, at most %u)\n"
         "  --hashing H         colliding (default) | non-colliding\n"
         "  --recycle R         non-retaining (default) | retaining\n"
+        "  --remember W        sizing for both errors: one- or two-phase sigma-bounded,\n"
+        "                      average rate <= EPS, and a message repeated within W new\n"
+        "                      messages (ticks) forgotten with probability <= --miss;\n"
+        "                      the most messages per cycle (docs/models.md 8.4)\n"
+        "  --miss D            with --remember: the forgetting bound (default 0.01)\n"
         "  --json              one JSON object\n"
         "  --help              this text\n"
         "\n"
@@ -44,7 +50,7 @@ static void help(void)
         RBF_MODEL_MAX_HASHES);
 }
 
-enum { O_BITS = 256, O_MEMORY, O_MESSAGES, O_FP, O_MAXK, O_HASHING, O_RECYCLE, O_JSON, O_HELP };
+enum { O_BITS = 256, O_MEMORY, O_MESSAGES, O_FP, O_MAXK, O_HASHING, O_RECYCLE, O_JSON, O_HELP, O_REMEMBER, O_MISS };
 
 static const struct option longopts[] = {
     {"bits", required_argument, NULL, O_BITS},
@@ -56,6 +62,8 @@ static const struct option longopts[] = {
     {"recycle", required_argument, NULL, O_RECYCLE},
     {"json", no_argument, NULL, O_JSON},
     {"help", no_argument, NULL, O_HELP},
+    {"remember", required_argument, NULL, O_REMEMBER},
+    {"miss", required_argument, NULL, O_MISS},
     {NULL, 0, NULL, 0},
 };
 
@@ -190,6 +198,9 @@ int cmd_plan(int argc, char **argv)
     rbf_plan_options_init(&o);
     const char *err;
     int opt, rc;
+    uint64_t remember = 0;
+    double miss = 0.01;
+    int have_remember = 0, have_miss = 0;
     cli_getopt_reset();
     while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         switch (opt) {
@@ -239,6 +250,16 @@ int cmd_plan(int argc, char **argv)
         case O_HELP:
             help();
             return cli_finish_stdout(CMD);
+        case O_REMEMBER:
+            if ((rc = cli_opt_count(CMD, "--remember", optarg, 0, &remember)))
+                return rc;
+            have_remember = 1;
+            break;
+        case O_MISS:
+            if (cli_parse_double(optarg, 0.0, 1.0, 1, 0, &miss, &err))
+                return cli_usage(CMD, "--miss: %s (0 <= DELTA < 1)", err);
+            have_miss = 1;
+            break;
         default:
             return cli_bad_option(CMD, argc, argv, longopts);
         }
@@ -254,6 +275,13 @@ int cmd_plan(int argc, char **argv)
     if (!have_fp)
         return cli_usage(CMD, "--fp is required");
 
+    if (have_miss && !have_remember)
+        return cli_usage(CMD, "--miss: applies to --remember only");
+    if (have_remember) {
+        if (have_messages)
+            return cli_usage(CMD, "--remember: give a memory (--bits/--memory), not --messages");
+        return cli_plan_remember(bits, eps, remember, miss, &o, json);
+    }
     o.progress = cli_progress_cb;
     o.progress_ctx = NULL;
     rbf_plan p;

@@ -18,4 +18,9 @@ typedef struct cli_model_fn_args {
 
 int cli_model_fn(const cli_model_fn_args *a);
 
+struct rbf_plan_options;
+/* rbf plan --remember W [--miss D] (cmd_plan_fn.c) */
+int cli_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
+                      struct rbf_plan_options *o, int json);
+
 #endif
