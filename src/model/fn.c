@@ -37,6 +37,8 @@
 typedef struct {
     const rbf_model_cycles *c;
     uint64_t gmax; /* F(g) = 1 for g > gmax, every F */
+    int tick_act;  /* a tick is an arrival not held by the active filter (1), or, for the
+                      oracle, not held at all (0: the oracle counts new arrivals only) */
 } fn_ctx;
 
 /* E[F(G)] for G ~ Binomial(n, nu), F = forget(., from, active_only) */
@@ -284,8 +286,8 @@ static double evaluate(const fn_ctx *x, const gapdesc *d, double nu, double *for
         for (size_t i = 0; i < d->ncls; i++) {
             double q = d->q[i];
             double qp = q / (q + nu * (1.0 - q));
-            double At = geo_expect(x, qp, RBF_MODEL_FROM_TICK, 1);
-            double Am = geo_expect(x, qp, RBF_MODEL_FROM_HELD, 1);
+            double At = geo_expect(x, qp, RBF_MODEL_FROM_TICK, x->tick_act);
+            double Am = geo_expect(x, qp, RBF_MODEL_FROM_HELD, x->tick_act);
             double den = 1.0 - At + Am;
             double psi = den > 0.0 ? Am / den : 1.0;
             msum_add(&ps, d->w[i] * psi);
@@ -304,8 +306,8 @@ static double evaluate(const fn_ctx *x, const gapdesc *d, double nu, double *for
             if (hb == 0.0 && hr == 0.0)
                 continue;
             uint64_t n = d->t[i] - 1;
-            double At = bin_expect(x, n, nu, RBF_MODEL_FROM_TICK, 1);
-            double Am = bin_expect(x, n, nu, RBF_MODEL_FROM_HELD, 1);
+            double At = bin_expect(x, n, nu, RBF_MODEL_FROM_TICK, x->tick_act);
+            double Am = bin_expect(x, n, nu, RBF_MODEL_FROM_HELD, x->tick_act);
             msum_add(&ps, hb * At + hr * (psi_in * At + (1.0 - psi_in) * Am));
             if (forgot) {
                 double Bt = bin_expect(x, n, nu, RBF_MODEL_FROM_TICK, 0);
@@ -334,7 +336,7 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
     int rc = rbf_model_cycles_new(p, s, &c);
     if (rc)
         return rc;
-    fn_ctx x = {c, 2 * rbf_model_cycles_max(c) + 2};
+    fn_ctx x = {c, 2 * rbf_model_cycles_max(c) + 2, s->oracle ? 0 : 1};
     gapdesc d;
     memset(&d, 0, sizeof d);
     switch (w->kind) {
