@@ -378,8 +378,9 @@ static void rates_of(const rbf_sim_counts *c, rbf_sim_rates *r)
     r->messages_per_cycle = c->cycles ? (double)c->new_arrivals / (double)c->cycles : 0;
 }
 
-/* Mean and 99% Student-t interval of x[0..n-1] at the given stride. */
-static void stat_of(const double *x, size_t stride, unsigned n, rbf_sim_stat *s)
+/* Mean and 99% Student-t interval of x[0..n-1] at the given stride,
+ * clipped to [0, hi] (a rate cannot leave [0, 1]; a count is >= 0). */
+static void stat_of(const double *x, size_t stride, unsigned n, rbf_sim_stat *s, double hi)
 {
     double mean = 0;
     for (unsigned i = 0; i < n; i++)
@@ -397,8 +398,8 @@ static void stat_of(const double *x, size_t stride, unsigned n, rbf_sim_stat *s)
     if (n >= 2) {
         s->stddev = sqrt(ss / (n - 1));
         double half = gsl_cdf_tdist_Pinv(0.995, (double)(n - 1)) * s->stddev / sqrt((double)n);
-        s->ci_low = mean - half;
-        s->ci_high = mean + half;
+        s->ci_low = mean - half < 0.0 ? 0.0 : mean - half;
+        s->ci_high = mean + half > hi ? hi : mean + half;
     }
 }
 
@@ -420,12 +421,12 @@ static void summarise(rbf_sim_result *out)
     }
     const size_t stride = sizeof(rbf_sim_rates) / sizeof(double);
     const double *base = (const double *)out->epoch_rates;
-    stat_of(base + offsetof(rbf_sim_rates, fp) / sizeof(double), stride, n, &out->fp);
-    stat_of(base + offsetof(rbf_sim_rates, fp_first) / sizeof(double), stride, n, &out->fp_first);
-    stat_of(base + offsetof(rbf_sim_rates, fp_each) / sizeof(double), stride, n, &out->fp_each);
-    stat_of(base + offsetof(rbf_sim_rates, fn) / sizeof(double), stride, n, &out->fn);
+    stat_of(base + offsetof(rbf_sim_rates, fp) / sizeof(double), stride, n, &out->fp, 1.0);
+    stat_of(base + offsetof(rbf_sim_rates, fp_first) / sizeof(double), stride, n, &out->fp_first, 1.0);
+    stat_of(base + offsetof(rbf_sim_rates, fp_each) / sizeof(double), stride, n, &out->fp_each, 1.0);
+    stat_of(base + offsetof(rbf_sim_rates, fn) / sizeof(double), stride, n, &out->fn, 1.0);
     stat_of(base + offsetof(rbf_sim_rates, messages_per_cycle) / sizeof(double), stride, n,
-            &out->messages_per_cycle);
+            &out->messages_per_cycle, INFINITY);
 }
 
 static double now_seconds(void)
@@ -620,6 +621,20 @@ int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name)
         nm = cfg->oracle ? "exact_oracle" : "exact_real";
         rc = rbf_model_nbounded(&p, fc->messages, &r);
         v = cfg->oracle ? r.exact_oracle : r.exact_real;
+    } else if (fc->messages && fc->phases == 2) {
+        /* the frozen filter holds the previous cycle's N (docs/models.md 8.1) */
+        rbf_model_cycle_spec s;
+        rbf_model_cycle_spec_init(&s);
+        s.phases = 2;
+        s.messages = fc->messages;
+        s.oracle = cfg->oracle ? 1 : 0;
+        p.retaining = 0;
+        nm = cfg->oracle ? "f_N^2_oracle" : "f_N^2_real";
+        rbf_model_cycles *c = NULL;
+        rc = rbf_model_cycles_new(&p, &s, &c);
+        if (rc == RBF_OK)
+            v = rbf_model_cycles_fp(c);
+        rbf_model_cycles_free(c);
     } else {
         rc = RBF_ENOMODEL;
     }
