@@ -340,10 +340,14 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
     if ((wl->kind == RBF_SIM_UNIFORM || wl->kind == RBF_SIM_ZIPF) && rbf__sim_use_positions &&
         nstate <= (UINT64_C(1) << 22) / k) {
         pos = rbf__malloc((size_t)nstate * k * sizeof *pos);
-        if (pos)
-            for (uint64_t i = 0; i < nstate; i++)
-                (void)rbf_positions(e.f, hashes[i], pos + i * k);
-        /* without the table (out of memory) the hash path gives the same numbers */
+        if (!pos) {
+            rbf__free(state);
+            rbf__free(hashes);
+            rbf_free(e.f);
+            return RBF_ENOMEM;
+        }
+        for (uint64_t i = 0; i < nstate; i++)
+            (void)rbf_positions(e.f, hashes[i], pos + i * k);
     }
     const sim_alias *zipf = wl->kind == RBF_SIM_ZIPF ? &sh->zipf : NULL;
     uint64_t total = warm + count, at = 0;
