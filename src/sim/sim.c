@@ -234,9 +234,17 @@ static void run_pool(sim_epoch *ep, sim_rng *rp, const sim_alias *zipf, uint64_t
             (void)sim_step(&e, &state[id], 0, pos + id * k);
         }
     } else if (pos) {
-        for (uint64_t t = 0; t < n; t++) {
-            uint64_t id = sim_reduce(sim_rng_next(&r), pool);
-            (void)sim_step(&e, &state[id], 0, pos + id * k);
+        /* the draws first, a block at a time (they do not depend on the
+         * filter), then the arrivals: the same sequence, less latency */
+        uint32_t ids[256];
+        for (uint64_t t = 0; t < n; t += 256) {
+            unsigned m = n - t < 256 ? (unsigned)(n - t) : 256u;
+            for (unsigned j = 0; j < m; j++)
+                ids[j] = (uint32_t)sim_reduce(sim_rng_next(&r), pool);
+            for (unsigned j = 0; j < m; j++) {
+                uint64_t id = ids[j];
+                (void)sim_step(&e, &state[id], 0, pos + id * k);
+            }
         }
     } else if (zipf) {
         for (uint64_t t = 0; t < n; t++) {
