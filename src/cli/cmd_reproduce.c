@@ -187,6 +187,7 @@ int cmd_reproduce(int argc, char **argv)
         {"fig5-7: capacity by policy against M and epsilon", repro_fig567},
         {"fig8: false negatives and count variants (simulation)", repro_fn},
         {"fig9: hashing and retaining variants (models)", repro_variants},
+        {"fig10: forgetting against the gap, one- vs two-phase (model and filter)", repro_fn_model},
     };
     size_t nsteps = sizeof steps / sizeof steps[0];
     for (size_t i = 0; i < nsteps; i++) {

@@ -150,5 +150,6 @@ int repro_fig4(repro_ctx *c);   /* N-bounded bounds vs simulation */
 int repro_fig567(repro_ctx *c); /* capacity vs M, vs eps, one/two-phase ratio */
 int repro_variants(repro_ctx *c); /* hashing/retaining variants (model) */
 int repro_fn(repro_ctx *c);     /* false negatives and count variants (simulation) */
+int repro_fn_model(repro_ctx *c); /* forgetting against the gap, model and filter (fig10) */
 
 #endif
