@@ -42,12 +42,12 @@ else
     echo "note: gnuplot not installed: checking data and report only"
     [ $rc -eq 1 ] || fail "without gnuplot reproduce should exit 1, got $rc"
 fi
-grep -q '^rbf reproduce: \[1/5\]' "$tmp/err1" || fail "no per-step progress on stderr"
+grep -q '^rbf reproduce: \[1/6\]' "$tmp/err1" || fail "no per-step progress on stderr"
 
 nonempty() { [ -s "$1" ] || fail "missing or empty: ${1#"$tmp"/}"; }
 nonempty "$out/report.md"
 nonempty "$out/claims.json"
-for n in 3 4 5 6 7 8 9; do
+for n in 3 4 5 6 7 8 9 10; do
     f="$out/fig$n"
     nonempty "$f.csv"
     nonempty "$f.gp"
