@@ -151,5 +151,8 @@ int repro_fig567(repro_ctx *c); /* capacity vs M, vs eps, one/two-phase ratio */
 int repro_variants(repro_ctx *c); /* hashing/retaining variants (model) */
 int repro_fn(repro_ctx *c);     /* false negatives and count variants (simulation) */
 int repro_fn_model(repro_ctx *c); /* forgetting against the gap, model and filter (fig10) */
+struct rbf_sim_config;
+/* rbf_model_fn for a simulated configuration, NaN if none (fig8's lines) */
+double repro_model_fn(const struct rbf_sim_config *cfg);
 
 #endif

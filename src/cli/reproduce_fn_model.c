@@ -194,3 +194,46 @@ int repro_fn_model(repro_ctx *c)
                     F10_GMAX);
     return 0;
 }
+
+/* The model's steady-state false-negative rate for a simulated
+ * configuration (fig8's model lines); NaN where there is none. */
+double repro_model_fn(const rbf_sim_config *cfg)
+{
+    const rbf_config *fc = &cfg->filter;
+    rbf_model_params p;
+    rbf_model_params_init(&p);
+    p.bits = fc->phases == 2 ? fc->bits / 2 : fc->bits;
+    p.hashes = fc->hashes;
+    p.non_colliding = fc->hashing == RBF_NON_COLLIDING;
+    p.retaining = fc->sigma && fc->recycle == RBF_RETAINING;
+    rbf_model_cycle_spec s;
+    rbf_model_cycle_spec_init(&s);
+    s.phases = fc->phases;
+    s.sigma = fc->sigma;
+    s.messages = fc->messages;
+    s.oracle = cfg->oracle;
+    rbf_model_workload w;
+    memset(&w, 0, sizeof w);
+    switch (cfg->workload.kind) {
+    case RBF_SIM_UNIFORM:
+        w.kind = RBF_MODEL_WL_UNIFORM;
+        w.pool = cfg->workload.pool;
+        break;
+    case RBF_SIM_ZIPF:
+        w.kind = RBF_MODEL_WL_ZIPF;
+        w.pool = cfg->workload.pool;
+        w.exponent = cfg->workload.exponent;
+        break;
+    case RBF_SIM_FADING:
+        w.kind = RBF_MODEL_WL_FADING;
+        w.new_fraction = cfg->workload.new_fraction;
+        w.lifetime = cfg->workload.lifetime;
+        break;
+    default:
+        return NAN;
+    }
+    rbf_model_fn_result r;
+    if (rbf_model_fn(&p, &s, &w, &r) != RBF_MODEL_OK)
+        return NAN;
+    return r.fn;
+}

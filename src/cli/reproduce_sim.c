@@ -652,7 +652,13 @@ static void write_fig8_gp(repro_ctx *c)
             "7 ps 0.7 lc rgb '#d95f02' title 'one-phase', \\\n"
             "       '' using 'eps':((strcol('workload') eq word(wls,w) && column('phases')==2) ? "
             "column('fn_mean') : NaN):'fn_lo':'fn_hi' with yerrorlines pt 5 ps 0.7 lc rgb "
-            "'#1b9e77' title 'two-phase'\n"
+            "'#1b9e77' title 'two-phase', \\\n"
+            "       '' using 'eps':((strcol('workload') eq word(wls,w) && column('phases')==1) ? "
+            "column('model_fn') : NaN) with lines dt 2 lw 1.5 lc rgb '#d95f02' title 'one-phase "
+            "model', \\\n"
+            "       '' using 'eps':((strcol('workload') eq word(wls,w) && column('phases')==2) ? "
+            "column('model_fn') : NaN) with lines dt 2 lw 1.5 lc rgb '#1b9e77' title 'two-phase "
+            "model'\n"
             "}\n"
             "set origin 0, 0\n"
             "set size 1, 0.47\n"
@@ -670,7 +676,11 @@ static void write_fig8_gp(repro_ctx *c)
             "title 'one-phase', \\\n"
             "     '' using 'lifetime':(column('phases')==2 ? column('fn_mean') : NaN):"
             "(lo(column('fn_lo'))):'fn_hi' with yerrorlines pt 5 ps 0.7 lc rgb '#1b9e77' title "
-            "'two-phase'\n",
+            "'two-phase', \\\n"
+            "     '' using 'lifetime':(column('phases')==1 ? lo(column('model_fn')) : NaN) with "
+            "lines dt 2 lw 1.5 lc rgb '#d95f02' title 'one-phase model', \\\n"
+            "     '' using 'lifetime':(column('phases')==2 ? lo(column('model_fn')) : NaN) with "
+            "lines dt 2 lw 1.5 lc rgb '#1b9e77' title 'two-phase model'\n",
             f8_wl[0], f8_wl[1], f8_wl[2], f8_wl_name[0], f8_wl_name[1], f8_wl_name[2], F8_BITS,
             F8_LIFE_EPS);
     repro_gp_end(c, gp, "fig8");
@@ -701,7 +711,9 @@ static int fn_compare(const rbf_sim_result *one, const rbf_sim_result *two)
     return 0;
 }
 
-static void f8_row(FILE *fp, const sim_job *jb)
+/* with_model: compute the false-negative model (seconds per point at
+ * fig8's sizes; left out, as NaN, in --quick runs) */
+static void f8_row(FILE *fp, const sim_job *jb, int with_model)
 {
     const rbf_sim_result *r = &jb->res;
     double model = NAN;
@@ -713,15 +725,21 @@ static void f8_row(FILE *fp, const sim_job *jb)
         fprintf(fp, "%.10g", model);
     else
         fputs("NaN", fp);
-    fprintf(fp, ",%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%u,%llu\n", r->fp.mean,
+    fprintf(fp, ",%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%u,%llu", r->fp.mean,
             r->fp.ci_low, r->fp.ci_high, r->fn.mean, r->fn.ci_low, r->fn.ci_high,
             r->fp_first.mean, r->fp_each.mean, r->messages_per_cycle.mean, r->epochs,
             (unsigned long long)jb->cfg.arrivals);
+    /* the false-negative model (docs/models.md 8.3), last column */
+    double mfn = with_model ? repro_model_fn(&jb->cfg) : NAN;
+    if (isfinite(mfn))
+        fprintf(fp, ",%.10g\n", mfn);
+    else
+        fputs(",NaN\n", fp);
 }
 
 #define F8_COLS                                                                                  \
     "phases,bits,k,sigma,model_fp,fp_mean,fp_lo,fp_hi,fn_mean,fn_lo,fn_hi,fp_first,fp_each,"    \
-    "messages_per_cycle,epochs,arrivals_per_epoch\n"
+    "messages_per_cycle,epochs,arrivals_per_epoch,model_fn\n"
 
 int repro_fn(repro_ctx *c)
 {
@@ -778,7 +796,7 @@ int repro_fn(repro_ctx *c)
             for (unsigned ph = 1; ph <= 2; ph++)
                 for (size_t e = 0; e < F8_NE; e++) {
                     fprintf(fp, "%s,%g,", f8_wl[w], f8_eps[e]);
-                    f8_row(fp, &jobs[(w * F8_NE + e) * 2 + ph - 1]);
+                    f8_row(fp, &jobs[(w * F8_NE + e) * 2 + ph - 1], c->mode != REPRO_QUICK);
                 }
         rc |= repro_close(c, fp, "fig8.csv");
     } else {
@@ -790,7 +808,7 @@ int repro_fn(repro_ctx *c)
         for (unsigned ph = 1; ph <= 2; ph++)
             for (size_t l = 0; l < F8_NL; l++) {
                 fprintf(fp, "%u,%g,", f8_life[l], F8_LIFE_EPS);
-                f8_row(fp, &jobs[ngrid + 2 * l + ph - 1]);
+                f8_row(fp, &jobs[ngrid + 2 * l + ph - 1], c->mode != REPRO_QUICK);
             }
         rc |= repro_close(c, fp, "fig8_lifetime.csv");
     } else {
