@@ -893,6 +893,43 @@ int repro_fn(repro_ctx *c)
         life_lower, life_higher, (size_t)F8_NL, F8_LIFE_EPS, life_text,
         min_life_higher ? ", higher from L = " : "", min_life_higher, grid_lower, grid_higher,
         (size_t)(F8_NW * F8_NE));
+    /* the false-negative model (docs/models.md 8.3) against every point:
+     * inside the 99% interval widened by 2% relative, or within 2% of the
+     * simulated rate; Zipf separately (a known deviation) */
+    {
+        unsigned fin = 0, fnn = 0, zin = 0, zn = 0;
+        double fworst = 0;
+        if (c->mode != REPRO_QUICK)
+            for (size_t i = 0; i < n; i++) {
+                const rbf_sim_result *r = &jobs[i].res;
+                double m = repro_model_fn(&jobs[i].cfg);
+                if (!isfinite(m))
+                    continue;
+                int ok = (m >= r->fn.ci_low * 0.98 && m <= r->fn.ci_high * 1.02) ||
+                         fabs(m - r->fn.mean) <= 0.02 * r->fn.mean;
+                if (jobs[i].cfg.workload.kind == RBF_SIM_ZIPF) {
+                    zn++;
+                    zin += (unsigned)ok;
+                    continue;
+                }
+                fnn++;
+                fin += (unsigned)ok;
+                double rel = r->fn.mean > 0 ? fabs(m - r->fn.mean) / r->fn.mean : 0;
+                if (rel > fworst)
+                    fworst = rel;
+            }
+        repro_claim_add(c, "fn_model_matches_simulation",
+                        "The false-negative model (rbf model --fn) agrees with the simulation on "
+                        "the uniform and fading points of Fig. 8 (inside the 99% interval widened "
+                        "by 2%, or within 2% of the simulated rate)",
+                        "beyond the paper", "(none)",
+                        fnn ? (fin == fnn) : -1,
+                        "Zipf is a known deviation of the mean field (docs/models.md 8.3); not "
+                        "evaluated in --quick runs (the model takes seconds per point).",
+                        "%u of %u uniform/fading points (largest relative gap %.1f%%); Zipf: %u "
+                        "of %u",
+                        fin, fnn, 100 * fworst, zin, zn);
+    }
     repro_claim_add(c, "count_instance_distribution_free",
                     "The count-instance rate does not depend on the arrival distribution: the "
                     "one-phase model f_σ^1 lies inside the 99% interval on uniform, Zipf and "
