@@ -233,6 +233,19 @@ RBF_API int64_t rbf_contains_keys(const rbf *f, const void *const *keys, const s
  * Returns k or a negative code.  For tests and tools. */
 RBF_API int rbf_positions(const rbf *f, uint64_t hash, uint64_t *pos);
 
+/* Test-and-insert at positions computed before with rbf_positions (by a
+ * filter of the same configuration): exactly rbf_insert_hash on the hash
+ * they came from, without computing them again.  Returns what
+ * rbf_insert_hash would (1 reported new, 0 seen) plus RBF_RECYCLED (2)
+ * when the filter recycled during this insertion; RBF_EINVAL on a NULL
+ * argument or a position outside the filter. */
+#define RBF_RECYCLED 2
+RBF_API int rbf_insert_positions(rbf *f, const uint64_t *pos);
+
+/* The number of recycles so far (rbf_stats.cycles), alone and cheaply; 0
+ * for NULL. */
+RBF_API uint64_t rbf_cycles(const rbf *f);
+
 /* Recycle now, exactly as a threshold recycle would (one-phase: clear;
  * two-phase: clear the frozen filter and swap).  Returns RBF_OK, or
  * RBF_EINVAL if f is NULL. */

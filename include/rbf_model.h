@@ -317,6 +317,125 @@ RBF_MODEL_API int rbf_model_blocked_two_phase(const rbf_model_params *p, uint64_
 RBF_MODEL_API int rbf_plan_blocked_memory(uint64_t bits, double eps, const rbf_plan_options *o,
                                           rbf_plan_choice *out);
 
+/* ---- Cycles, forgetting and false negatives (docs/models.md section 9)
+ *
+ * The clock of these functions is the *tick*: an arrival that the active
+ * filter does not hold (a new message, or a repeat whose bits are no longer
+ * all set in the active filter), false positives included.  One-phase: the
+ * new arrivals.  A cycle is the ticks between two recycles of the active
+ * filter. */
+
+/* Which recycling policy: exactly one of sigma and messages is non-zero. */
+typedef struct rbf_model_cycle_spec {
+    unsigned phases;   /* 1 or 2 (two-phase: p->bits is the M' of each filter) */
+    uint64_t sigma;    /* sigma-bounded threshold (k <= sigma < M' if retaining), or 0 */
+    uint64_t messages; /* N-bounded N, or 0 */
+    int oracle;        /* N-bounded: 0 the real user (the filter counts bit-setting
+                          messages), 1 the oracle (recycles after N new arrivals) */
+    uint64_t reserved_[4]; /* zero: room for new fields (rbf_base.h) */
+} rbf_model_cycle_spec;
+
+/* One phase, no threshold, real user, reserved words zero. */
+RBF_MODEL_API void rbf_model_cycle_spec_init(rbf_model_cycle_spec *s);
+
+/* The distribution of ticks per cycle and what follows from it (opaque). */
+typedef struct rbf_model_cycles rbf_model_cycles;
+
+/* Build the cycle-length distribution of `s` with the hashing and recycle
+ * mode of `p` (p->method is ignored), exactly from the renewal chain
+ * (sigma-bounded: the same per-message steps as the renewal pass; real-user
+ * N-bounded: N bit-setting steps plus the false positives between them;
+ * oracle: exactly N), truncated where the remaining mass is below 1e-13.
+ * Cost O(k sigma W) or O(N W F k), W and F the windows of the distributions
+ * (docs/models.md).  Returns RBF_MODEL_OK, RBF_MODEL_EINVAL (domain) or
+ * RBF_MODEL_ENOMEM (also when a distribution would exceed 2^26 entries). */
+RBF_MODEL_API int rbf_model_cycles_new(const rbf_model_params *p, const rbf_model_cycle_spec *s,
+                                       rbf_model_cycles **out);
+RBF_MODEL_API void rbf_model_cycles_free(rbf_model_cycles *c);
+
+/* P(L = n), the probability that a cycle has n ticks. */
+RBF_MODEL_API double rbf_model_cycles_pmf(const rbf_model_cycles *c, uint64_t n);
+/* The largest n with P(L = n) > 0 (after truncation). */
+RBF_MODEL_API uint64_t rbf_model_cycles_max(const rbf_model_cycles *c);
+/* E[L] (ticks per cycle). */
+RBF_MODEL_API double rbf_model_cycles_mean(const rbf_model_cycles *c);
+/* The policy's average false-positive rate (count-instance), the same
+ * model as rbf_model_sigma / _two_phase / _nbounded, plus the two-phase
+ * N-bounded filter (the frozen filter holds the previous cycle's N). */
+RBF_MODEL_API double rbf_model_cycles_fp(const rbf_model_cycles *c);
+
+/* Where the message's last arrival fell (docs/models.md 9.2). */
+typedef enum {
+    RBF_MODEL_FROM_TICK = 0, /* it was a tick: inserted (or a false positive) at a uniformly
+                                chosen tick of a cycle */
+    RBF_MODEL_FROM_HELD = 1  /* it was held: at a uniformly chosen time between ticks */
+} rbf_model_from;
+
+/* The probability that a message is no longer held by any filter after g
+ * further ticks (its repeat would be reported new unless it is a false
+ * positive).  `active_only` = 1 asks instead whether it is no longer held
+ * by the active filter (two-phase; the same for one phase). */
+RBF_MODEL_API double rbf_model_forget(const rbf_model_cycles *c, uint64_t g, rbf_model_from from,
+                                      int active_only);
+
+/* A workload for the false-negative model. */
+typedef enum {
+    RBF_MODEL_WL_UNIFORM = 0, /* uniform:P */
+    RBF_MODEL_WL_ZIPF = 1,    /* zipf:P:S */
+    RBF_MODEL_WL_FADING = 2,  /* fading:R:L (the simulator's definition) */
+    RBF_MODEL_WL_GAPS = 3     /* a measured distribution of repeat gaps in arrivals */
+} rbf_model_wl_kind;
+
+typedef struct rbf_model_workload {
+    rbf_model_wl_kind kind;
+    uint64_t pool;          /* UNIFORM, ZIPF */
+    double exponent;        /* ZIPF */
+    double new_fraction;    /* FADING: R; GAPS: fraction of arrivals that are first arrivals */
+    double lifetime;        /* FADING: L */
+    const uint64_t *gaps;   /* GAPS: gap values >= 1 in arrivals (1 = the next arrival) */
+    const double *gap_prob; /* GAPS: their probabilities (normalised by the model) */
+    size_t gap_count;
+    uint64_t reserved_[4];  /* zero: room for new fields (rbf_base.h) */
+} rbf_model_workload;
+
+typedef struct rbf_model_fn_result {
+    double fn;            /* false negatives / repeats, the simulator's `fn` */
+    double fp;            /* the policy's average false-positive rate used */
+    double tick_fraction; /* ticks per arrival at the fixed point */
+    double forgotten;     /* P(a repeat is held by no filter) */
+    double cycle_mean;    /* E[ticks per cycle] */
+    unsigned iterations;  /* of the fixed-point solve */
+    uint64_t reserved_[4];
+} rbf_model_fn_result;
+
+/* The steady-state false-negative rate of `s` (filter `p`) under workload
+ * `w` (docs/models.md 9.3: the gap of each repeat thinned into ticks, the
+ * feedback of re-inserted repeats solved as a fixed point). */
+RBF_MODEL_API int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
+                               const rbf_model_workload *w, rbf_model_fn_result *out);
+
+/* Sizing for both errors (rbf plan --remember): among one- and two-phase
+ * sigma-bounded filters of `bits` total memory with average rate <= eps,
+ * the one holding the most messages per cycle whose probability of
+ * forgetting a message repeated after `remember` ticks (from a tick) is
+ * <= miss.  feasible = 0 if none; `least_bits` then (if not NULL) receives
+ * the least memory that has one (0 if not found below 2^40). */
+typedef struct rbf_plan_remember_result {
+    int feasible;
+    unsigned phases;
+    unsigned hashes;
+    uint64_t sigma;
+    double expected_messages; /* E[N_0] of one filter */
+    double fp;
+    double miss;              /* P(forgotten after `remember` ticks) */
+    uint64_t bits;            /* the memory planned */
+    uint64_t reserved_[4];
+} rbf_plan_remember_result;
+
+RBF_MODEL_API int rbf_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
+                                    const rbf_plan_options *o, rbf_plan_remember_result *out,
+                                    uint64_t *least_bits);
+
 #ifdef __cplusplus
 }
 #endif

@@ -452,14 +452,58 @@ static void config_and_cancel(void **state)
     rbf_sim_result_free(NULL);
     assert_string_equal(rbf_strerror(RBF_ECANCELED), "canceled by the progress callback");
     assert_string_equal(rbf_strerror(RBF_ENOMODEL), "no model exists for this configuration");
-    /* No model for a two-phase N-bounded filter. */
+    /* The two-phase N-bounded filter has a model now (docs/models.md 9.1). */
     c.filter.sigma = 0;
     c.filter.messages = 100;
     c.filter.phases = 2;
     c.filter.bits = 2000;
     double fp;
     const char *name;
-    assert_int_equal(rbf_sim_model(&c, &fp, &name), RBF_ENOMODEL);
+    assert_int_equal(rbf_sim_model(&c, &fp, &name), RBF_OK);
+    assert_string_equal(name, "f_N^2_real");
+    assert_true(fp > 0.0 && fp < 0.1);
+}
+
+/* Pool workloads drive the filter by precomputed positions
+ * (rbf_insert_positions) unless rbf__sim_use_positions is 0: both paths
+ * must give the same counts, every variant (one/two phases, sigma and N,
+ * retaining, non-colliding, oracle, uniform and Zipf). */
+static void positions_path(void **state)
+{
+    (void)state;
+    struct { unsigned phases; uint64_t sigma, n; int ret, nc, oracle; const char *wl; } v[] = {
+        {1, 300, 0, 0, 0, 0, "uniform:1000"}, {1, 300, 0, 1, 0, 0, "zipf:2000:1"},
+        {1, 300, 0, 0, 1, 0, "uniform:3000"}, {2, 150, 0, 0, 0, 0, "uniform:1000"},
+        {2, 150, 0, 1, 1, 0, "zipf:500:0.5"}, {1, 0, 100, 0, 0, 0, "uniform:1000"},
+        {1, 0, 100, 0, 0, 1, "uniform:1000"}, {2, 0, 80, 0, 0, 0, "zipf:3000:1.2"},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        rbf_sim_config c;
+        rbf_sim_config_init(&c);
+        c.filter.bits = 1000;
+        c.filter.hashes = 3;
+        c.filter.phases = v[i].phases;
+        c.filter.sigma = v[i].sigma;
+        c.filter.messages = v[i].n;
+        c.filter.recycle = v[i].ret ? RBF_RETAINING : RBF_NON_RETAINING;
+        c.filter.hashing = v[i].nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
+        c.oracle = v[i].oracle;
+        assert_int_equal(rbf_sim_workload_parse(v[i].wl, &c.workload, NULL), RBF_OK);
+        c.arrivals = 30000;
+        c.warmup = 1000;
+        c.epochs = 2;
+        c.threads = 1;
+        rbf_sim_result a, b;
+        rbf__sim_use_positions = 1;
+        assert_int_equal(rbf_sim_run(&c, &a), RBF_OK);
+        rbf__sim_use_positions = 0;
+        assert_int_equal(rbf_sim_run(&c, &b), RBF_OK);
+        rbf__sim_use_positions = 1;
+        assert_memory_equal(&a.total, &b.total, sizeof a.total);
+        assert_true(a.total.cycles > 0);
+        rbf_sim_result_free(&a);
+        rbf_sim_result_free(&b);
+    }
 }
 
 int main(void)
@@ -470,6 +514,7 @@ int main(void)
         cmocka_unit_test(fading_law),      cmocka_unit_test(trace_loading),
         cmocka_unit_test(trace_epochs),    cmocka_unit_test(determinism),
         cmocka_unit_test(statistics),      cmocka_unit_test(config_and_cancel),
+        cmocka_unit_test(positions_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

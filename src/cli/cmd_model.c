@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "model_fn.h"
 #include "rbf_model.h"
 
 static const char *const CMD = "model";
@@ -33,7 +34,15 @@ static void help(void)
         "  --hashing H         colliding (default) | non-colliding\n"
         "  --recycle R         non-retaining (default) | retaining (sigma-bounded;\n"
         "                      retaining needs S >= K)\n"
-        "  --phases P          1 (default) | 2 (sigma-bounded only)\n"
+        "  --phases P          1 (default) | 2 (with --messages: the frozen filter holds\n"
+        "                      the previous cycle's N messages)\n"
+        "  --oracle            N-bounded: the oracle policy (recycle after N new\n"
+        "                      arrivals) instead of the real user's count\n"
+        "  --fn WORKLOAD       also the steady-state false-negative rate (fn: repeats\n"
+        "                      reported new / repeats) under uniform:P, zipf:P:S,\n"
+        "                      fading:R:L or gaps:FILE (CSV gap,probability; gaps in\n"
+        "                      arrivals since the message's previous arrival)\n"
+        "  --new-fraction R    gaps:FILE: the fraction of arrivals that are first ones\n"
         "  --layout L          flat (default) | blocked: blocks of 512 bits, one per\n"
         "                      message (M, or M/2 with --phases 2, a multiple of 512);\n"
         "                      N-bounded prints exact_worst, exact_oracle, exact_real\n"
@@ -66,7 +75,7 @@ static void help(void)
 }
 
 enum { O_BITS = 256, O_HASHES, O_SIGMA, O_MESSAGES, O_HASHING, O_RECYCLE, O_PHASES, O_METHOD,
-       O_CURVE, O_POINTS, O_FORCE, O_JSON, O_HELP, O_LAYOUT };
+       O_CURVE, O_POINTS, O_FORCE, O_JSON, O_HELP, O_LAYOUT, O_FN, O_ORACLE, O_NEWFRAC };
 
 static const struct option longopts[] = {
     {"bits", required_argument, NULL, O_BITS},
@@ -83,6 +92,9 @@ static const struct option longopts[] = {
     {"force", no_argument, NULL, O_FORCE},
     {"json", no_argument, NULL, O_JSON},
     {"help", no_argument, NULL, O_HELP},
+    {"fn", required_argument, NULL, O_FN},
+    {"oracle", no_argument, NULL, O_ORACLE},
+    {"new-fraction", required_argument, NULL, O_NEWFRAC},
     {NULL, 0, NULL, 0},
 };
 
@@ -138,15 +150,22 @@ static void jfield(const char *name, double v)
 
 static void header(const opts *o)
 {
-    printf("model              %s, %s, %s%s\n",
-           o->sigma ? (o->phases == 2 ? "sigma-bounded two-phase" : "sigma-bounded one-phase")
-                    : "N-bounded",
-           cli_hashing_name(o->nc), o->sigma ? cli_recycle_name(o->ret) : "",
-           o->blocked                          ? " (blocked layout)"
-           : o->method == RBF_MODEL_PAPER      ? " (paper's method)"
-           : o->method == RBF_MODEL_EXACT      ? " (exact)"
-           : o->method == RBF_MODEL_ASYMPTOTIC ? " (fast, asymptotic)"
-                                               : " (auto)");
+    /* the method that runs: auto is the renewal pass up to
+     * RBF_MODEL_AUTO_EXACT_BITS bits per filter, the asymptotic one above */
+    uint64_t per_filter = o->phases == 2 ? o->bits / 2 : o->bits;
+    int exact = o->method == RBF_MODEL_EXACT ||
+                (o->method == RBF_MODEL_AUTO && per_filter <= RBF_MODEL_AUTO_EXACT_BITS);
+    if (o->sigma)
+        printf("model              %s, %s, %s%s\n",
+               o->phases == 2 ? "sigma-bounded two-phase" : "sigma-bounded one-phase",
+               cli_hashing_name(o->nc), cli_recycle_name(o->ret),
+               o->blocked                     ? " (blocked layout)"
+               : o->method == RBF_MODEL_PAPER ? " (paper's method)"
+               : exact                        ? " (renewal pass)"
+                                              : " (asymptotic)");
+    else /* recycling on N: retaining or not makes no difference */
+        printf("model              N-bounded%s, %s%s\n", o->phases == 2 ? " two-phase" : "",
+               cli_hashing_name(o->nc), o->blocked ? " (blocked layout)" : "");
     if (o->phases == 2)
         printf("bits               %llu (two filters of %llu)\n", (unsigned long long)o->bits,
                (unsigned long long)(o->bits / 2));
@@ -487,6 +506,8 @@ int cmd_model(int argc, char **argv)
     int have_bits = 0, have_hashes = 0, have_sigma = 0, have_messages = 0, have_method = 0;
     uint64_t v;
     int opt, rc;
+    cli_model_fn_args fa;
+    memset(&fa, 0, sizeof fa);
     cli_getopt_reset();
     while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         switch (opt) {
@@ -564,6 +585,19 @@ int cmd_model(int argc, char **argv)
         case O_HELP:
             help();
             return cli_finish_stdout(CMD);
+        case O_FN:
+            fa.fn = optarg;
+            break;
+        case O_ORACLE:
+            fa.oracle = 1;
+            break;
+        case O_NEWFRAC: {
+            const char *err = NULL;
+            if (cli_parse_double(optarg, 0.0, 1.0, 1, 0, &fa.new_fraction, &err))
+                return cli_usage(CMD, "--new-fraction: %s", err ? err : "must be in [0, 1)");
+            fa.have_new_fraction = 1;
+            break;
+        }
         default:
             return cli_bad_option(CMD, argc, argv, longopts);
         }
@@ -587,6 +621,33 @@ int cmd_model(int argc, char **argv)
                          (unsigned long long)(have_sigma ? o.sigma : o.messages),
                          (double)(have_sigma ? o.sigma : o.messages) * 60e-9);
     uint64_t per_filter = o.phases == 2 ? o.bits / 2 : o.bits;
+    if (fa.fn || fa.oracle || fa.have_new_fraction || (have_messages && o.phases == 2)) {
+        /* the cycle-length models (cmd_model_fn.c) */
+        if (fa.oracle && !have_messages)
+            return cli_usage(CMD, "--oracle: applies to --messages only");
+        if (o.curve)
+            return cli_usage(CMD, "--curve: not with --fn, --oracle or two-phase --messages");
+        if (have_method && o.paper)
+            return cli_usage(CMD, "--method paper: not with --fn, --oracle or two-phase --messages");
+        if (have_messages && o.ret)
+            return cli_usage(CMD, "--recycle: applies to --sigma only");
+        if (have_sigma && (o.sigma >= per_filter || (o.ret && o.sigma < o.hashes)))
+            return cli_usage(CMD, "--sigma: must be less than the bits per filter (%llu), and at "
+                                  "least --hashes with --recycle retaining",
+                             (unsigned long long)per_filter);
+        if (o.nc && o.hashes > per_filter)
+            return cli_usage(CMD, "--hashes: must not exceed the bits per filter with "
+                                  "non-colliding hashing");
+        fa.bits = o.bits;
+        fa.sigma = o.sigma;
+        fa.messages = o.messages;
+        fa.hashes = o.hashes;
+        fa.phases = o.phases;
+        fa.nc = o.nc;
+        fa.ret = o.ret;
+        fa.json = o.json;
+        return cli_model_fn(&fa);
+    }
     if (have_messages) {
         if (o.phases == 2)
             return cli_usage(CMD, "--phases 2: the two-phase model is sigma-bounded (use --sigma)");

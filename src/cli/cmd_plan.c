@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "model_fn.h"
 #include "rbf_model.h"
 
 static const char *const CMD = "plan";
@@ -42,6 +43,11 @@ static void help(void)
         "  --method X          auto (default: exact below 2^22 bits, else fast) | exact\n"
         "                      (the renewal pass, O(kM)) | fast (asymptotic, milliseconds\n"
         "                      at any size, within 1e-9 of exact; docs/models.md)\n"
+        "  --remember W        sizing for both errors: one- or two-phase sigma-bounded,\n"
+        "                      average rate <= EPS, and a message repeated within W new\n"
+        "                      messages (ticks) forgotten with probability <= --miss;\n"
+        "                      the most messages per cycle (docs/models.md 9.4)\n"
+        "  --miss D            with --remember: the forgetting bound (default 0.01)\n"
         "  --json              one JSON object\n"
         "  --help              this text\n"
         "\n"
@@ -54,7 +60,7 @@ static void help(void)
 }
 
 enum { O_BITS = 256, O_MEMORY, O_MESSAGES, O_FP, O_MAXK, O_HASHING, O_RECYCLE, O_METHOD, O_JSON,
-       O_HELP, O_LAYOUT };
+       O_HELP, O_LAYOUT, O_REMEMBER, O_MISS };
 
 static const struct option longopts[] = {
     {"bits", required_argument, NULL, O_BITS},
@@ -68,6 +74,8 @@ static const struct option longopts[] = {
     {"json", no_argument, NULL, O_JSON},
     {"layout", required_argument, NULL, O_LAYOUT},
     {"help", no_argument, NULL, O_HELP},
+    {"remember", required_argument, NULL, O_REMEMBER},
+    {"miss", required_argument, NULL, O_MISS},
     {NULL, 0, NULL, 0},
 };
 
@@ -271,6 +279,9 @@ int cmd_plan(int argc, char **argv)
     rbf_plan_options o;
     rbf_plan_options_init(&o);
     int opt, rc;
+    uint64_t remember = 0;
+    double miss = 0.01;
+    int have_remember = 0, have_miss = 0;
     cli_getopt_reset();
     while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         switch (opt) {
@@ -334,6 +345,19 @@ int cmd_plan(int argc, char **argv)
         case O_HELP:
             help();
             return cli_finish_stdout(CMD);
+        case O_REMEMBER:
+            if ((rc = cli_opt_count(CMD, "--remember", optarg, 0, &remember)))
+                return rc;
+            have_remember = 1;
+            break;
+        case O_MISS:
+            {
+                const char *err;
+                if (cli_parse_double(optarg, 0.0, 1.0, 1, 0, &miss, &err))
+                    return cli_bad_value(CMD, "--miss", optarg, err, "0 <= DELTA < 1");
+            }
+            have_miss = 1;
+            break;
         default:
             return cli_bad_option(CMD, argc, argv, longopts);
         }
@@ -353,6 +377,13 @@ int cmd_plan(int argc, char **argv)
     if (layout >= 0 && bits < RBF_MODEL_BLOCK_BITS)
         return cli_usage(CMD, "--layout: needs at least %u bits (one block)", RBF_MODEL_BLOCK_BITS);
 
+    if (have_miss && !have_remember)
+        return cli_usage(CMD, "--miss: applies to --remember only");
+    if (have_remember) {
+        if (have_messages)
+            return cli_usage(CMD, "--remember: give a memory (--bits/--memory), not --messages");
+        return cli_plan_remember(bits, eps, remember, miss, &o, json);
+    }
     o.progress = cli_progress_cb;
     o.progress_ctx = NULL;
     rbf_plan p;

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "model_internal.h"
+#include "rbf_alloc.h"
 
 #define ASYM_TOL 1e-12       /* relative budget of each bounded term */
 #define ASYM_POLE_DIRECT 2048 /* levels next to a full filter summed exactly */
@@ -293,7 +294,7 @@ static int b1_ok(uint64_t M, unsigned k, int nc, double C, uint64_t b1, uint64_t
 void rbf__asym_free(model_asym *a)
 {
     if (a) {
-        free(a->gtail);
+        rbf__free(a->gtail);
         a->gtail = NULL;
     }
 }
@@ -322,7 +323,7 @@ int rbf__asym_init(model_asym *a, uint64_t M, unsigned k, int nc, uint64_t smin,
         }
     }
     a->b1 = b1;
-    a->gtail = calloc(k, sizeof *a->gtail);
+    a->gtail = rbf__calloc(k, sizeof *a->gtail);
     if (!a->gtail)
         return RBF_MODEL_ENOMEM;
     model_pass ps;
@@ -404,13 +405,13 @@ int rbf__model_use_asym(const rbf_model_params *p)
 static int asym_frozen(const model_asym *a, int retaining, uint64_t sigma, double *ff)
 {
     const unsigned k = a->k;
-    double *gwin = calloc(k, sizeof *gwin);
+    double *gwin = rbf__calloc(k, sizeof *gwin);
     if (!gwin)
         return RBF_MODEL_ENOMEM;
     for (unsigned t = 0; t < k; t++)
         gwin[t] = rbf__asym_g(a, sigma + 1 + t - k);
     *ff = rbf__model_frozen_rate(a->M, k, a->nc, retaining, sigma, gwin);
-    free(gwin);
+    rbf__free(gwin);
     return *ff < 0.0 ? RBF_MODEL_ENOMEM : RBF_MODEL_OK;
 }
 
@@ -470,7 +471,7 @@ static int points_core(const rbf_model_params *p, const uint64_t *sig, size_t n,
         }
         return RBF_MODEL_OK;
     }
-    spt *ord = malloc(n * sizeof *ord);
+    spt *ord = rbf__malloc(n * sizeof *ord);
     if (!ord)
         return RBF_MODEL_ENOMEM;
     for (size_t i = 0; i < n; i++) {
@@ -523,11 +524,11 @@ static int points_core(const rbf_model_params *p, const uint64_t *sig, size_t n,
         model_pass ps;
         if ((rc = rbf__model_pass_init(&ps, M, k, p->non_colliding)) != RBF_MODEL_OK)
             goto out;
-        double *ring = two ? calloc(k, sizeof *ring) : NULL;
-        double *gwin = two ? calloc(k, sizeof *gwin) : NULL;
+        double *ring = two ? rbf__calloc(k, sizeof *ring) : NULL;
+        double *gwin = two ? rbf__calloc(k, sizeof *gwin) : NULL;
         if (two && (!ring || !gwin)) {
-            free(ring);
-            free(gwin);
+            rbf__free(ring);
+            rbf__free(gwin);
             rbf__model_pass_free(&ps);
             rc = RBF_MODEL_ENOMEM;
             goto out;
@@ -568,13 +569,13 @@ static int points_core(const rbf_model_params *p, const uint64_t *sig, size_t n,
             if (rc)
                 break;
         }
-        free(ring);
-        free(gwin);
+        rbf__free(ring);
+        rbf__free(gwin);
         rbf__model_pass_free(&ps);
     }
 out:
     rbf__asym_free(&a);
-    free(ord);
+    rbf__free(ord);
     return rc;
 }
 

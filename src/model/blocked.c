@@ -51,6 +51,7 @@
 
 #include "blocked_internal.h"
 #include "model_internal.h"
+#include "rbf_alloc.h"
 
 #define BLK_TINY 1e-30
 #define BLK_PI 3.14159265358979323846
@@ -109,21 +110,21 @@ static void step_dist(unsigned W, unsigned k, int nc, unsigned b, double *out)
 
 static void chain_free(blk_chain *c)
 {
-    free(c->T);
-    free(c->J);
-    free(c->pb_lo);
-    free(c->pb_n);
-    free(c->h_lo);
-    free(c->h_n);
-    free(c->pb_off);
-    free(c->h_off);
-    free(c->a);
-    free(c->mb);
-    free(c->m2b);
-    free(c->mc);
-    free(c->m2c);
-    free(c->pool_b);
-    free(c->pool_h);
+    rbf__free(c->T);
+    rbf__free(c->J);
+    rbf__free(c->pb_lo);
+    rbf__free(c->pb_n);
+    rbf__free(c->h_lo);
+    rbf__free(c->h_n);
+    rbf__free(c->pb_off);
+    rbf__free(c->h_off);
+    rbf__free(c->a);
+    rbf__free(c->mb);
+    rbf__free(c->m2b);
+    rbf__free(c->mc);
+    rbf__free(c->m2c);
+    rbf__free(c->pool_b);
+    rbf__free(c->pool_h);
     memset(c, 0, sizeof *c);
 }
 
@@ -134,7 +135,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     size_t nc = *cap ? *cap : 1024;
     while (nc < need)
         nc *= 2;
-    void *np = realloc(*p, nc * elem);
+    void *np = rbf__realloc(*p, nc * elem);
     if (!np)
         return -1;
     *p = np;
@@ -151,7 +152,7 @@ static int chain_reserve_records(blk_chain *c, size_t n)
         nc *= 2;
 #define GROWA(f)                                                                                   \
     do {                                                                                           \
-        void *np_ = realloc(c->f, nc * sizeof *c->f);                                              \
+        void *np_ = rbf__realloc(c->f, nc * sizeof *c->f);                                              \
         if (!np_)                                                                                  \
             return -1;                                                                             \
         c->f = np_;                                                                                \
@@ -224,11 +225,11 @@ static int chain_init(blk_chain *c, unsigned W, unsigned k, int nc, int need_f)
     c->k = k;
     c->nc = nc;
     c->need_f = need_f;
-    c->T = malloc(((size_t)W + 1) * ((size_t)k + 1) * sizeof *c->T);
-    c->rho = malloc(((size_t)W + 1) * sizeof *c->rho);
-    c->J = malloc(sizeof *c->J);
+    c->T = rbf__malloc(((size_t)W + 1) * ((size_t)k + 1) * sizeof *c->T);
+    c->rho = rbf__malloc(((size_t)W + 1) * sizeof *c->rho);
+    c->J = rbf__malloc(sizeof *c->J);
     if (!c->T || !c->rho || !c->J) {
-        free(c->rho);
+        rbf__free(c->rho);
         chain_free(c);
         return RBF_MODEL_ENOMEM;
     }
@@ -243,7 +244,7 @@ static int chain_init(blk_chain *c, unsigned W, unsigned k, int nc, int need_f)
     double one = 1.0;
     int rc = chain_record(c, &one, &one);
     if (rc) {
-        free(c->rho);
+        rbf__free(c->rho);
         chain_free(c);
     }
     return rc;
@@ -251,7 +252,7 @@ static int chain_init(blk_chain *c, unsigned W, unsigned k, int nc, int need_f)
 
 static void chain_destroy(blk_chain *c)
 {
-    free(c->rho);
+    rbf__free(c->rho);
     chain_free(c);
 }
 
@@ -261,12 +262,12 @@ static int chain_step(blk_chain *c)
     unsigned bhi = c->blo + c->bn - 1;
     unsigned nbhi = bhi + k > W ? W : bhi + k;
     unsigned nbn = nbhi - c->blo + 1, nfn = c->need_f ? c->fn + 1 : 1;
-    double *N = calloc((size_t)nfn * nbn, sizeof *N);
-    double *cs = calloc(nbn, sizeof *cs), *rs = calloc(nfn, sizeof *rs);
+    double *N = rbf__calloc((size_t)nfn * nbn, sizeof *N);
+    double *cs = rbf__calloc(nbn, sizeof *cs), *rs = rbf__calloc(nfn, sizeof *rs);
     if (!N || !cs || !rs) {
-        free(N);
-        free(cs);
-        free(rs);
+        rbf__free(N);
+        rbf__free(cs);
+        rbf__free(rs);
         return RBF_MODEL_ENOMEM;
     }
     for (unsigned r = 0; r < c->fn; r++) {
@@ -301,17 +302,17 @@ static int chain_step(blk_chain *c)
     while (j1 > j0 && cs[j1] < BLK_TINY)
         j1--;
     unsigned fn = r1 - r0 + 1, bn = j1 - j0 + 1;
-    double *J = malloc((size_t)fn * bn * sizeof *J);
+    double *J = rbf__malloc((size_t)fn * bn * sizeof *J);
     if (!J) {
-        free(N);
-        free(cs);
-        free(rs);
+        rbf__free(N);
+        rbf__free(cs);
+        rbf__free(rs);
         return RBF_MODEL_ENOMEM;
     }
     for (unsigned r = 0; r < fn; r++)
         memcpy(J + (size_t)r * bn, N + (size_t)(r + r0) * nbn + j0, bn * sizeof *J);
-    free(N);
-    free(c->J);
+    rbf__free(N);
+    rbf__free(c->J);
     c->J = J;
     c->flo += r0;
     c->fn = fn;
@@ -319,8 +320,8 @@ static int chain_step(blk_chain *c)
     c->bn = bn;
     c->L++;
     int rc = chain_record(c, cs + j0, rs + r0);
-    free(cs);
-    free(rs);
+    rbf__free(cs);
+    rbf__free(rs);
     return rc;
 }
 
@@ -612,13 +613,13 @@ typedef struct fftws {
 
 static void fftws_free(fftws *w)
 {
-    free(w->a);
-    free(w->p);
-    free(w->q);
-    free(w->tw);
-    free(w->pm1);
-    free(w->cd1);
-    free(w->pm2);
+    rbf__free(w->a);
+    rbf__free(w->p);
+    rbf__free(w->q);
+    rbf__free(w->tw);
+    rbf__free(w->pm1);
+    rbf__free(w->cd1);
+    rbf__free(w->pm2);
     memset(w, 0, sizeof *w);
 }
 
@@ -652,20 +653,20 @@ static int sd_exact(fftws *w, const double *y, const double *z, unsigned W, uint
         if (nf > ((size_t)1 << 24))
             return RBF_MODEL_EINVAL;
         if (nf > w->cap) {
-            free(w->a);
-            free(w->p);
-            free(w->q);
-            free(w->tw);
-            w->a = malloc(nf * sizeof *w->a);
-            w->p = malloc(nf * sizeof *w->p);
-            w->q = malloc(nf * sizeof *w->q);
-            w->tw = malloc(nf / 2 * sizeof *w->tw);
-            free(w->pm1);
-            free(w->cd1);
-            free(w->pm2);
-            w->pm1 = malloc(nf * sizeof *w->pm1);
-            w->cd1 = malloc(nf * sizeof *w->cd1);
-            w->pm2 = malloc(nf * sizeof *w->pm2);
+            rbf__free(w->a);
+            rbf__free(w->p);
+            rbf__free(w->q);
+            rbf__free(w->tw);
+            w->a = rbf__malloc(nf * sizeof *w->a);
+            w->p = rbf__malloc(nf * sizeof *w->p);
+            w->q = rbf__malloc(nf * sizeof *w->q);
+            w->tw = rbf__malloc(nf / 2 * sizeof *w->tw);
+            rbf__free(w->pm1);
+            rbf__free(w->cd1);
+            rbf__free(w->pm2);
+            w->pm1 = rbf__malloc(nf * sizeof *w->pm1);
+            w->cd1 = rbf__malloc(nf * sizeof *w->cd1);
+            w->pm2 = rbf__malloc(nf * sizeof *w->pm2);
             if (!w->a || !w->p || !w->q || !w->tw || !w->pm1 || !w->cd1 || !w->pm2) {
                 fftws_free(w);
                 return RBF_MODEL_ENOMEM;
@@ -754,9 +755,9 @@ typedef struct blk_ctx {
 static void ctx_free(blk_ctx *x)
 {
     chain_destroy(&x->ch);
-    free(x->pw.w);
-    free(x->y);
-    free(x->z);
+    rbf__free(x->pw.w);
+    rbf__free(x->y);
+    rbf__free(x->z);
     fftws_free(&x->ws);
 }
 
@@ -1008,17 +1009,17 @@ static int ctx_init(blk_ctx *x, const rbf_model_params *p, unsigned W, uint64_t 
      * block laws there are narrow, so the exact sums are cheap */
     x->exact = mode == RBF__BLK_AUTO ? (B <= RBF__BLK_EXACT_MAX || near_top)
                                      : mode == RBF__BLK_EXACT;
-    x->y = calloc((size_t)W + 1, sizeof *x->y);
-    x->z = calloc((size_t)W + 1, sizeof *x->z);
+    x->y = rbf__calloc((size_t)W + 1, sizeof *x->y);
+    x->z = rbf__calloc((size_t)W + 1, sizeof *x->z);
     if (!x->y || !x->z) {
-        free(x->y);
-        free(x->z);
+        rbf__free(x->y);
+        rbf__free(x->z);
         return RBF_MODEL_ENOMEM;
     }
     int rc = chain_init(&x->ch, W, p->hashes, p->non_colliding, use_c);
     if (rc) {
-        free(x->y);
-        free(x->z);
+        rbf__free(x->y);
+        rbf__free(x->z);
     }
     return rc;
 }
@@ -1087,7 +1088,7 @@ int rbf__model_blocked_n_w(const rbf_model_params *p, unsigned W, uint64_t messa
             msum_add(&so, x.ch.a[L]); /* P(Bin > L) = 1 below the window */
         double tail = 0.0;
         /* tails from the top: tail(L) = sum_{j > L} w_j */
-        double *tl = malloc(bw.n * sizeof *tl);
+        double *tl = rbf__malloc(bw.n * sizeof *tl);
         if (!tl) {
             rc = RBF_MODEL_ENOMEM;
             goto done;
@@ -1101,7 +1102,7 @@ int rbf__model_blocked_n_w(const rbf_model_params *p, unsigned W, uint64_t messa
             msum_add(&sw, bw.w[i] * x.ch.a[L]);
             msum_add(&so, tl[i] * x.ch.a[L]);
         }
-        free(tl);
+        rbf__free(tl);
         out->exact_worst = model_clamp01(msum_get(&sw));
         out->exact_oracle = model_clamp01(msum_get(&so) * (double)B / (double)N);
     }
@@ -1164,7 +1165,7 @@ int rbf__model_blocked_n_w(const rbf_model_params *p, unsigned W, uint64_t messa
     }
     rc = RBF_MODEL_OK;
 done:
-    free(bw.w);
+    rbf__free(bw.w);
     ctx_free(&x);
     return rc;
 }
@@ -1249,7 +1250,7 @@ int rbf__model_blocked_sigma_w(const rbf_model_params *p, unsigned W, uint64_t s
     out->exact_convolution = x.exact;
     double *tails = NULL;
     if (two_phase) {
-        tails = calloc(((size_t)W + 1) * k, sizeof *tails);
+        tails = rbf__calloc(((size_t)W + 1) * k, sizeof *tails);
         if (!tails) {
             rc = RBF_MODEL_ENOMEM;
             goto done;
@@ -1317,7 +1318,7 @@ int rbf__model_blocked_sigma_w(const rbf_model_params *p, unsigned W, uint64_t s
     }
     rc = RBF_MODEL_OK;
 done:
-    free(tails);
+    rbf__free(tails);
     ctx_free(&x);
     return rc;
 }

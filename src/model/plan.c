@@ -285,13 +285,13 @@ static int asym_rate(const model_asym *a, int ret, int two, uint64_t sigma, doub
         return RBF_MODEL_OK;
     /* two-phase: bounds first, the frozen rate only when they straddle eps */
     const unsigned k = a->k;
-    double *gwin = calloc(k, sizeof *gwin);
+    double *gwin = rbf__calloc(k, sizeof *gwin);
     if (!gwin)
         return RBF_MODEL_ENOMEM;
     for (unsigned t = 0; t < k; t++)
         gwin[t] = rbf__asym_g(a, sigma + 1 + t - k);
     double ff = rbf__model_frozen_rate(a->M, k, a->nc, ret, sigma, gwin);
-    free(gwin);
+    rbf__free(gwin);
     if (ff < 0.0)
         return RBF_MODEL_ENOMEM;
     *rate = model_clamp01(f1 + ff * (1.0 - f1));

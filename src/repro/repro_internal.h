@@ -192,5 +192,10 @@ int repro_fig567(repro_ctx *c); /* capacity vs M, vs eps, one/two-phase ratio */
 int repro_fig8(repro_ctx *c);   /* false negatives and count variants (simulation) */
 int repro_fig9(repro_ctx *c);   /* hashing/retaining variants (model) */
 int repro_fig10(repro_ctx *c);  /* blocked layout vs flat (models, simulation) */
+int repro_fig11(repro_ctx *c);  /* forgetting against the gap, model and filter */
+struct rbf_sim_config;
+/* rbf_model_fn for a simulated configuration, NaN if none (fig8's lines;
+ * repro_fig11.c) */
+double repro_model_fn(const struct rbf_sim_config *cfg);
 
 #endif

@@ -104,6 +104,7 @@ static const struct {
     {"fig8: false negatives and count variants (simulation)", repro_fig8},
     {"fig9: hashing and retaining variants (models)", repro_fig9},
     {"fig10: blocked layout against flat (models, simulation)", repro_fig10},
+    {"fig11: forgetting against the gap, one- vs two-phase (model and filter)", repro_fig11},
 };
 #define NSTEPS (sizeof steps / sizeof steps[0])
 

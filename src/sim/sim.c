@@ -89,6 +89,10 @@ done:
     return w ? RBF_EINVAL : RBF_OK;
 }
 
+/* The positions table of pool workloads (run_epoch); tests switch it off
+ * to check that both paths give the same numbers. */
+int rbf__sim_use_positions = 1;
+
 /* ---- one epoch's bookkeeping
  *
  * Per message, one 64-bit word: bit 0 = it arrived before in this epoch,
@@ -115,15 +119,21 @@ typedef struct sim_epoch {
 /* One arrival of the message whose word is *st and hash is `hash`.
  * Returns the RBF_SIM_F* flags (callers that do not need them let the
  * compiler drop the work). */
+/* When `pos` is not NULL it holds the message's k positions (precomputed
+ * with rbf_positions) and the filter is driven by rbf_insert_positions,
+ * which is rbf_insert_hash on `hash` without recomputing them; the loops
+ * pass a constant NULL or not, so each compiles to one path. */
 static inline __attribute__((always_inline)) unsigned sim_step(sim_epoch *e, uint64_t *st,
-                                                               uint64_t hash)
+                                                               uint64_t hash, const uint64_t *pos)
 {
     const uint64_t v = *st;
     const uint64_t hc = v >> 2;
     const unsigned held = hc + e->lag >= e->cyc;
     const unsigned before = (unsigned)(v & 1);
     const unsigned fpflag = (unsigned)(v >> 1) & 1;
-    const unsigned rn = (unsigned)rbf_insert_hash(e->f, hash); /* 1 new, 0 seen */
+    const unsigned ri = pos ? (unsigned)rbf_insert_positions(e->f, pos)
+                            : (unsigned)rbf_insert_hash(e->f, hash);
+    const unsigned rn = ri & 1u; /* 1 new, 0 seen */
     const unsigned isnew = !held;
     const unsigned fp = isnew & (rn ^ 1);
     const unsigned each = fp | (held & fpflag);
@@ -144,12 +154,12 @@ static inline __attribute__((always_inline)) unsigned sim_step(sim_epoch *e, uin
             e->oracle_new = 0;
             cyc2++;
         }
+    } else if (pos) {
+        cyc2 = e->cyc + (ri >> 1); /* RBF_RECYCLED: at most one recycle per insertion */
     } else if (rn | e->lag) {
         /* One-phase filters recycle only on a bit-setting insertion, which
          * they report new: skip the stats call on the others. */
-        rbf_stats s;
-        rbf_get_stats(e->f, &s);
-        cyc2 = s.cycles + 2;
+        cyc2 = rbf_cycles(e->f) + 2;
     } else {
         cyc2 = e->cyc;
     }
@@ -213,19 +223,38 @@ typedef struct sim_shared {
  * compiler then knows the stores into state[] cannot touch the counters,
  * and keeps them in registers. */
 static void run_pool(sim_epoch *ep, sim_rng *rp, const sim_alias *zipf, uint64_t pool,
-                     uint64_t *state, const uint64_t *hashes, uint64_t n)
+                     uint64_t *state, const uint64_t *hashes, const uint64_t *pos, unsigned k,
+                     uint64_t n)
 {
     sim_epoch e = *ep;
     sim_rng r = *rp;
-    if (zipf) {
+    if (pos && zipf) {
         for (uint64_t t = 0; t < n; t++) {
             uint64_t id = sim_alias_draw(zipf, sim_rng_next(&r));
-            (void)sim_step(&e, &state[id], hashes[id]);
+            (void)sim_step(&e, &state[id], 0, pos + id * k);
+        }
+    } else if (pos) {
+        /* the draws first, a block at a time (they do not depend on the
+         * filter), then the arrivals: the same sequence, less latency */
+        uint32_t ids[256];
+        for (uint64_t t = 0; t < n; t += 256) {
+            unsigned m = n - t < 256 ? (unsigned)(n - t) : 256u;
+            for (unsigned j = 0; j < m; j++)
+                ids[j] = (uint32_t)sim_reduce(sim_rng_next(&r), pool);
+            for (unsigned j = 0; j < m; j++) {
+                uint64_t id = ids[j];
+                (void)sim_step(&e, &state[id], 0, pos + id * k);
+            }
+        }
+    } else if (zipf) {
+        for (uint64_t t = 0; t < n; t++) {
+            uint64_t id = sim_alias_draw(zipf, sim_rng_next(&r));
+            (void)sim_step(&e, &state[id], hashes[id], NULL);
         }
     } else {
         for (uint64_t t = 0; t < n; t++) {
             uint64_t id = sim_reduce(sim_rng_next(&r), pool);
-            (void)sim_step(&e, &state[id], hashes[id]);
+            (void)sim_step(&e, &state[id], hashes[id], NULL);
         }
     }
     *ep = e;
@@ -246,7 +275,7 @@ static void run_fading(sim_epoch *ep, sim_rng *rp, sim_fading *fwp, uint64_t *st
             state[slot] = 0;
             hashes[slot] = sim_rng_next(&r);
         }
-        (void)sim_step(&e, &state[slot], hashes[slot]);
+        (void)sim_step(&e, &state[slot], hashes[slot], NULL);
     }
     *ep = e;
     *rp = r;
@@ -259,7 +288,7 @@ static void run_trace(sim_epoch *ep, const sim_trace *tr, uint64_t *state, uint6
     sim_epoch e = *ep;
     for (uint64_t t = from; t < from + n; t++) {
         uint32_t id = tr->line_id[t];
-        (void)sim_step(&e, &state[id], tr->hashes[id]);
+        (void)sim_step(&e, &state[id], tr->hashes[id], NULL);
     }
     *ep = e;
 }
@@ -312,21 +341,39 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
         return RBF_ENOMEM;
     }
 
+    /* A pool's positions, computed once per epoch, when the table is small
+     * (at most 2^22 words): the filter then skips the hashing. */
+    uint64_t *pos = NULL;
+    const unsigned k = cfg->filter.hashes;
+    if ((wl->kind == RBF_SIM_UNIFORM || wl->kind == RBF_SIM_ZIPF) && rbf__sim_use_positions &&
+        nstate <= (UINT64_C(1) << 22) / k) {
+        pos = rbf__malloc((size_t)nstate * k * sizeof *pos);
+        if (!pos) {
+            rbf__free(state);
+            rbf__free(hashes);
+            rbf_free(e.f);
+            return RBF_ENOMEM;
+        }
+        for (uint64_t i = 0; i < nstate; i++)
+            (void)rbf_positions(e.f, hashes[i], pos + i * k);
+    }
     const sim_alias *zipf = wl->kind == RBF_SIM_ZIPF ? &sh->zipf : NULL;
-    uint64_t total = warm + count, pos = 0;
+    uint64_t total = warm + count, at = 0;
     rc = RBF_OK;
-    while (pos < total) {
-        if (pos == warm) /* warm-up over: count from here on */
+    while (at < total) {
+        if (at == warm) /* warm-up over: count from here on */
             memset(&e.c, 0, sizeof e.c);
-        uint64_t stop = pos < warm ? warm : total;
-        uint64_t n = stop - pos < SIM_CHUNK ? stop - pos : SIM_CHUNK;
+        uint64_t stop = at < warm ? warm : total;
+        uint64_t n = stop - at < SIM_CHUNK ? stop - at : SIM_CHUNK;
         switch (wl->kind) {
         case RBF_SIM_UNIFORM:
-        case RBF_SIM_ZIPF: run_pool(&e, &rng, zipf, wl->pool, state, hashes, n); break;
+        case RBF_SIM_ZIPF:
+            run_pool(&e, &rng, zipf, wl->pool, state, hashes, pos, cfg->filter.hashes, n);
+            break;
         case RBF_SIM_FADING: run_fading(&e, &rng, &fw, state, hashes, n); break;
-        case RBF_SIM_TRACE: run_trace(&e, &sh->trace, state, from + pos, n); break;
+        case RBF_SIM_TRACE: run_trace(&e, &sh->trace, state, from + at, n); break;
         }
-        pos += n;
+        at += n;
         atomic_fetch_add_explicit(&sh->done, n, memory_order_relaxed);
         if (atomic_load_explicit(&sh->cancel, memory_order_relaxed)) {
             rc = RBF_ECANCELED;
@@ -338,6 +385,7 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
     sh->counts[ep] = e.c;
     rbf__free(state);
     rbf__free(hashes);
+    rbf__free(pos);
     rbf_free(e.f);
     return rc;
 }
@@ -379,9 +427,13 @@ static void rates_of(const rbf_sim_counts *c, rbf_sim_rates *r)
 }
 
 /* Mean, sample standard deviation and two-sided Student-t interval at
- * `level` of x[0..n-1] at the given stride (n >= 1): the statistics of
- * every rate in a result (level 0.99) and of rbf_sim_interval. */
-static void stat_of(const double *x, size_t stride, unsigned n, double level, rbf_sim_stat *s)
+ * `level` of x[0..n-1] at the given stride (n >= 1), the interval clipped
+ * to [0, hi] (a rate cannot leave [0, 1]; a count is >= 0; hi = INFINITY
+ * and lo unclipped for rbf_sim_interval, which takes any data): the
+ * statistics of every rate in a result (level 0.99) and of
+ * rbf_sim_interval. */
+static void stat_of(const double *x, size_t stride, unsigned n, double level, rbf_sim_stat *s,
+                    double lo, double hi)
 {
     double mean = 0;
     for (unsigned i = 0; i < n; i++)
@@ -400,8 +452,8 @@ static void stat_of(const double *x, size_t stride, unsigned n, double level, rb
         s->stddev = sqrt(ss / (n - 1));
         double t = gsl_cdf_tdist_Pinv(1 - (1 - level) / 2, (double)(n - 1));
         double half = t * s->stddev / sqrt((double)n);
-        s->ci_low = mean - half;
-        s->ci_high = mean + half;
+        s->ci_low = mean - half < lo ? lo : mean - half;
+        s->ci_high = mean + half > hi ? hi : mean + half;
     }
 }
 
@@ -412,7 +464,7 @@ int rbf_sim_interval(const double *x, unsigned n, double level, rbf_sim_stat *ou
     memset(out, 0, sizeof *out);
     if (!x || n == 0 || !(level > 0 && level < 1))
         return RBF_EINVAL;
-    stat_of(x, 1, n, level, out);
+    stat_of(x, 1, n, level, out, -INFINITY, INFINITY);
     return RBF_OK;
 }
 
@@ -438,11 +490,11 @@ static void summarise(rbf_sim_result *out)
     const size_t stride = sizeof(rbf_sim_rates) / sizeof(double);
     const double *base = (const double *)out->epoch_rates;
 #define RATE_OF(field) base + offsetof(rbf_sim_rates, field) / sizeof(double), stride, n, SIM_LEVEL
-    stat_of(RATE_OF(fp), &out->fp);
-    stat_of(RATE_OF(fp_first), &out->fp_first);
-    stat_of(RATE_OF(fp_each), &out->fp_each);
-    stat_of(RATE_OF(fn), &out->fn);
-    stat_of(RATE_OF(messages_per_cycle), &out->messages_per_cycle);
+    stat_of(RATE_OF(fp), &out->fp, 0.0, 1.0);
+    stat_of(RATE_OF(fp_first), &out->fp_first, 0.0, 1.0);
+    stat_of(RATE_OF(fp_each), &out->fp_each, 0.0, 1.0);
+    stat_of(RATE_OF(fn), &out->fn, 0.0, 1.0);
+    stat_of(RATE_OF(messages_per_cycle), &out->messages_per_cycle, 0.0, INFINITY);
 #undef RATE_OF
 }
 
@@ -594,7 +646,7 @@ int rbf_sim_sequence(const rbf_sim_config *cfg, const uint64_t *hashes, size_t n
         rc = epoch_open(cfg, &e);
     if (rc == RBF_OK) {
         for (size_t i = 0; i < n; i++) {
-            unsigned fl = sim_step(&e, &state[ids[i]], hashes[i]);
+            unsigned fl = sim_step(&e, &state[ids[i]], hashes[i], NULL);
             if (flags)
                 flags[i] = (uint8_t)fl;
         }
@@ -659,6 +711,20 @@ int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name)
         nm = cfg->oracle ? "exact_oracle" : "exact_real";
         rc = rbf_model_nbounded(&p, fc->messages, &r);
         v = cfg->oracle ? r.exact_oracle : r.exact_real;
+    } else if (fc->messages && fc->phases == 2) {
+        /* the frozen filter holds the previous cycle's N (docs/models.md 9.1) */
+        rbf_model_cycle_spec s;
+        rbf_model_cycle_spec_init(&s);
+        s.phases = 2;
+        s.messages = fc->messages;
+        s.oracle = cfg->oracle ? 1 : 0;
+        p.retaining = 0;
+        nm = cfg->oracle ? "f_N^2_oracle" : "f_N^2_real";
+        rbf_model_cycles *c = NULL;
+        rc = rbf_model_cycles_new(&p, &s, &c);
+        if (rc == RBF_OK)
+            v = rbf_model_cycles_fp(c);
+        rbf_model_cycles_free(c);
     } else {
         rc = RBF_ENOMODEL;
     }

@@ -150,4 +150,9 @@ static inline uint64_t sim_fading_next(sim_fading *fw, sim_rng *r, int *birth)
     return fw->births - 1 - age;
 }
 
+/* 1 (default): pool workloads drive the filter by positions computed once
+ * per epoch (rbf_insert_positions); 0: by hash (rbf_insert_hash).  The
+ * numbers are the same; tests compare the two. */
+extern int rbf__sim_use_positions;
+
 #endif

@@ -134,7 +134,7 @@ assert d['method'] == 'fast' and abs(d['fp'] / $fx - 1) <= 1e-9, d
 
 # usage errors specific to this command
 expect_usage "--sigma" --bits 1000 --hashes 5 --sigma 4 --recycle retaining
-expect_usage "--phases" --bits 1000 --hashes 5 --messages 100 --phases 2
+expect_usage "--oracle" --bits 1000 --hashes 5 --sigma 100 --oracle
 expect_usage "--curve" --bits 1000 --hashes 5 --sigma 100 --curve --json
 expect_usage "--bits" --hashes 5 --sigma 100
 expect_usage "--hashes" --bits 1000 --sigma 100

@@ -42,7 +42,7 @@ else
     echo "note: gnuplot not installed: checking data and report only"
     [ $rc -eq 1 ] || fail "without gnuplot reproduce should exit 1, got $rc"
 fi
-grep -q '^rbf reproduce: \[1/6\]' "$tmp/err1" || fail "no per-step progress on stderr"
+grep -q "^rbf reproduce: \[1/7\]" "$tmp/err1" || fail "no per-step progress on stderr"
 
 nonempty() { [ -s "$1" ] || fail "missing or empty: ${1#"$tmp"/}"; }
 nonempty "$out/report.md"

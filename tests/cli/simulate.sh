@@ -65,7 +65,19 @@ check "real-user model" test "$(jget model_name)" = '"exact_real"'
 expect_ok --bits 1000 --hashes 5 --messages 100 --oracle --arrivals 20000 --epochs 3 --json
 check "oracle model" test "$(jget model_name)" = '"exact_oracle"'
 expect_ok --bits 2000 --hashes 5 --messages 100 --phases 2 --arrivals 20000 --epochs 3 --json
-check "no model for two-phase N-bounded" test "$(jget model)" = null
+check "two-phase N-bounded model" test "$(jget model_name)" = '"f_N^2_real"'
+# nothing observed: null, not 0; too few events: no verdict; trace + --arrivals
+expect_ok --bits 1000 --hashes 3 --sigma 300 --workload uniform:100000 --arrivals 50 --epochs 3 --json
+check "no completed cycle: messages_per_cycle null" test "$(jget messages_per_cycle)" = null
+check "no repeats: fn null" test "$(jget fn)" = null
+check "too few events: no verdict" test "$(jget model_inside_ci99)" = null
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); lo,hi=d["fp_ci99"]; sys.exit(0 if 0<=lo<=hi<=1 else 1)' "$OUT" ||
+  bad "fp interval not clipped to [0, 1]"
+expect_ok --bits 1000 --hashes 3 --sigma 300 --workload uniform:100000 --arrivals 50 --epochs 3
+check "text: too few events" grep -q "too few events to judge" "$OUT"
+check "text: n/a" grep -q "n/a .*no repeats" "$OUT"
+for i in 1 2 3; do echo "x$i"; done >"$WORK/t3"
+expect_usage "--arrivals" --bits 1000 --hashes 3 --sigma 300 --workload "trace:$WORK/t3" --arrivals 10
 expect_ok --bits 1000 --hashes 3 --sigma 200 --phases 2 --arrivals 20000 --epochs 3 --json
 check "two-phase model" test "$(jget model_name)" = '"f_sigma^2"'
 

@@ -1,0 +1,228 @@
+/*
+ * cmd_model_fn.c -- the parts of `rbf model` built on the cycle-length
+ * distribution (docs/models.md 8): --fn WORKLOAD, --oracle, and the
+ * two-phase N-bounded filter (--phases 2 --messages N).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "model_fn.h"
+#include "rbf_model.h"
+#include "rbf_sim.h"
+
+static const char *const CMD = "model";
+
+/* gaps:FILE -- CSV "gap,probability" (a header line that does not start
+ * with a digit is skipped; '#' lines are comments). */
+static int read_gaps(const char *path, uint64_t **gaps, double **prob, size_t *n)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return cli_fail(CMD, "--fn gaps: cannot open '%s': %s", path, strerror(errno));
+    size_t cap = 0, cnt = 0;
+    uint64_t *g = NULL;
+    double *p = NULL;
+    char line[512];
+    unsigned long lineno = 0;
+    int rc = 0;
+    while (fgets(line, sizeof line, fp)) {
+        lineno++;
+        char *s = line;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (*s == '#' || *s == '\n' || *s == '\r' || *s == 0)
+            continue;
+        if (lineno == 1 && !(*s >= '0' && *s <= '9'))
+            continue; /* header */
+        char *end;
+        errno = 0;
+        unsigned long long gv = strtoull(s, &end, 10);
+        if (errno || end == s || *end != ',' || gv == 0) {
+            rc = cli_usage(CMD, "--fn gaps: %s line %lu: expected 'gap,probability' with gap >= 1",
+                           path, lineno);
+            break;
+        }
+        char *s2 = end + 1;
+        double pv = strtod(s2, &end);
+        while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
+            end++;
+        if (end == s2 || *end || !(pv >= 0.0) || pv > 1e300) {
+            rc = cli_usage(CMD, "--fn gaps: %s line %lu: the probability must be a number >= 0",
+                           path, lineno);
+            break;
+        }
+        if (cnt == cap) {
+            cap = cap ? 2 * cap : 64;
+            uint64_t *g2 = realloc(g, cap * sizeof *g2);
+            double *p2 = g2 ? realloc(p, cap * sizeof *p2) : NULL;
+            if (g2)
+                g = g2;
+            if (!g2 || !p2) {
+                rc = cli_fail(CMD, "out of memory");
+                break;
+            }
+            p = p2;
+        }
+        g[cnt] = gv;
+        p[cnt] = pv;
+        cnt++;
+    }
+    fclose(fp);
+    if (!rc && cnt == 0)
+        rc = cli_usage(CMD, "--fn gaps: %s holds no 'gap,probability' line", path);
+    if (rc) {
+        free(g);
+        free(p);
+        return rc;
+    }
+    *gaps = g;
+    *prob = p;
+    *n = cnt;
+    return 0;
+}
+
+static int lib_fail(int rc)
+{
+    if (rc == RBF_MODEL_ENOMEM)
+        return cli_fail(CMD, "out of memory (or a cycle distribution too long for this model)");
+    if (rc == RBF_MODEL_ECANCELED)
+        return cli_fail(CMD, "cancelled");
+    return cli_fail(CMD, "the model rejected these parameters");
+}
+
+int cli_model_fn(const cli_model_fn_args *a)
+{
+    rbf_model_params p;
+    rbf_model_params_init(&p);
+    p.bits = a->phases == 2 ? a->bits / 2 : a->bits;
+    p.hashes = a->hashes;
+    p.non_colliding = a->nc;
+    p.retaining = a->ret;
+    p.progress = cli_progress_cb;
+    rbf_model_cycle_spec s;
+    rbf_model_cycle_spec_init(&s);
+    s.phases = a->phases;
+    s.sigma = a->sigma;
+    s.messages = a->messages;
+    s.oracle = a->oracle;
+
+    rbf_model_workload w;
+    memset(&w, 0, sizeof w);
+    uint64_t *gaps = NULL;
+    double *prob = NULL;
+    int rc;
+    if (a->fn) {
+        if (!strncmp(a->fn, "gaps:", 5)) {
+            if (!a->have_new_fraction)
+                return cli_usage(CMD, "--fn gaps:FILE needs --new-fraction (the fraction of "
+                                      "arrivals that are first arrivals)");
+            if ((rc = read_gaps(a->fn + 5, &gaps, &prob, &w.gap_count)))
+                return rc;
+            w.kind = RBF_MODEL_WL_GAPS;
+            w.gaps = gaps;
+            w.gap_prob = prob;
+            w.new_fraction = a->new_fraction;
+        } else {
+            rbf_sim_workload sw;
+            const char *why = NULL;
+            if (rbf_sim_workload_parse(a->fn, &sw, &why) != RBF_OK)
+                return cli_usage(CMD, "--fn: %s", why ? why : "bad workload");
+            if (a->have_new_fraction)
+                return cli_usage(CMD, "--new-fraction: applies to --fn gaps:FILE only");
+            switch (sw.kind) {
+            case RBF_SIM_UNIFORM:
+                w.kind = RBF_MODEL_WL_UNIFORM;
+                w.pool = sw.pool;
+                break;
+            case RBF_SIM_ZIPF:
+                w.kind = RBF_MODEL_WL_ZIPF;
+                w.pool = sw.pool;
+                w.exponent = sw.exponent;
+                break;
+            case RBF_SIM_FADING:
+                w.kind = RBF_MODEL_WL_FADING;
+                w.new_fraction = sw.new_fraction;
+                w.lifetime = sw.lifetime;
+                break;
+            default:
+                return cli_usage(CMD, "--fn: a trace has no model (measure its gaps and use "
+                                      "gaps:FILE with --new-fraction)");
+            }
+        }
+    } else if (a->have_new_fraction) {
+        return cli_usage(CMD, "--new-fraction: applies to --fn gaps:FILE only");
+    }
+
+    cli_progress_begin("model", 60);
+    rbf_model_fn_result fr;
+    memset(&fr, 0, sizeof fr);
+    rbf_model_cycles *c = NULL;
+    rc = rbf_model_cycles_new(&p, &s, &c);
+    if (!rc && a->fn)
+        rc = rbf_model_fn(&p, &s, &w, &fr);
+    cli_progress_end();
+    free(gaps);
+    free(prob);
+    if (rc) {
+        rbf_model_cycles_free(c);
+        return lib_fail(rc);
+    }
+    const char *policy = a->sigma ? "sigma-bounded" : a->oracle ? "N-bounded oracle"
+                                                                : "N-bounded real user";
+    if (a->json) {
+        printf("{\"bits\": %llu, \"hashes\": %u, ", (unsigned long long)a->bits, a->hashes);
+        if (a->sigma)
+            printf("\"sigma\": %llu, \"messages\": null, ", (unsigned long long)a->sigma);
+        else
+            printf("\"sigma\": null, \"messages\": %llu, ", (unsigned long long)a->messages);
+        printf("\"hashing\": \"%s\", \"recycle\": \"%s\", \"phases\": %u, \"oracle\": %s",
+               cli_hashing_name(a->nc), cli_recycle_name(a->ret), a->phases,
+               a->oracle ? "true" : "false");
+        if (a->phases == 2)
+            printf(", \"bits_per_filter\": %llu", (unsigned long long)(a->bits / 2));
+        printf(", \"fp\": ");
+        cli_json_double(stdout, rbf_model_cycles_fp(c));
+        printf(", \"cycle_mean\": ");
+        cli_json_double(stdout, rbf_model_cycles_mean(c));
+        if (a->fn) {
+            printf(", \"workload\": ");
+            cli_json_string(stdout, a->fn);
+            printf(", \"fn\": ");
+            cli_json_double(stdout, fr.fn);
+            printf(", \"forgotten\": ");
+            cli_json_double(stdout, fr.forgotten);
+            printf(", \"tick_fraction\": ");
+            cli_json_double(stdout, fr.tick_fraction);
+        } else {
+            printf(", \"fn\": null");
+        }
+        printf("}\n");
+    } else {
+        printf("model              %s, %s-phase, %s%s%s\n", policy, a->phases == 2 ? "two" : "one",
+               cli_hashing_name(a->nc), a->sigma ? ", " : "", a->sigma ? cli_recycle_name(a->ret) : "");
+        if (a->phases == 2)
+            printf("bits               %llu (two filters of %llu)\n", (unsigned long long)a->bits,
+                   (unsigned long long)(a->bits / 2));
+        else
+            printf("bits               %llu\n", (unsigned long long)a->bits);
+        printf("hashes             %u\n", a->hashes);
+        if (a->sigma)
+            printf("sigma              %llu\n", (unsigned long long)a->sigma);
+        else
+            printf("messages           %llu\n", (unsigned long long)a->messages);
+        printf("fp                 %.12g   (average false-positive rate)\n", rbf_model_cycles_fp(c));
+        printf("cycle_mean         %.12g   (ticks per cycle: arrivals the active filter\n"
+               "                                  does not hold, false positives included)\n",
+               rbf_model_cycles_mean(c));
+        if (a->fn) {
+            printf("workload           %s\n", a->fn);
+            printf("fn                 %.12g   (false negatives / repeats, steady state)\n", fr.fn);
+            printf("forgotten          %.12g   (repeats held by no filter)\n", fr.forgotten);
+            printf("tick_fraction      %.12g   (ticks per arrival)\n", fr.tick_fraction);
+        }
+    }
+    rbf_model_cycles_free(c);
+    return cli_finish_stdout(CMD);
+}

@@ -1,0 +1,71 @@
+/*
+ * cmd_plan_fn.c -- `rbf plan --remember W [--miss D]`: sizing for both
+ * errors (rbf_plan_remember, docs/models.md 9.4).
+ */
+#include "cli.h"
+#include "model_fn.h"
+#include "rbf_model.h"
+
+static const char *const CMD = "plan";
+
+int cli_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
+                      struct rbf_plan_options *o, int json)
+{
+    rbf_plan_remember_result r;
+    uint64_t least = 0;
+    o->progress = NULL;
+    int rc = rbf_plan_remember(bits, eps, remember, miss, o, &r, &least);
+    if (rc == RBF_MODEL_ENOMEM)
+        return cli_fail(CMD, "out of memory (or a cycle distribution too long for this model)");
+    if (rc)
+        return cli_fail(CMD, "the model rejected these parameters");
+    if (json) {
+        printf("{\"bits\": %llu, \"target_fp\": ", (unsigned long long)bits);
+        cli_json_double(stdout, eps);
+        printf(", \"remember\": %llu, \"miss_target\": ", (unsigned long long)remember);
+        cli_json_double(stdout, miss);
+        printf(", \"hashing\": \"%s\", \"recycle\": \"%s\", \"feasible\": %s",
+               cli_hashing_name(o->non_colliding), cli_recycle_name(o->retaining),
+               r.feasible ? "true" : "false");
+        if (r.feasible) {
+            printf(", \"phases\": %u, \"hashes\": %u, \"sigma\": %llu, \"bits_per_filter\": %llu",
+                   r.phases, r.hashes, (unsigned long long)r.sigma,
+                   (unsigned long long)(r.phases == 2 ? bits / 2 : bits));
+            printf(", \"expected_messages\": ");
+            cli_json_double(stdout, r.expected_messages);
+            printf(", \"fp\": ");
+            cli_json_double(stdout, r.fp);
+            printf(", \"miss\": ");
+            cli_json_double(stdout, r.miss);
+            printf(", \"least_bits\": null");
+        } else {
+            printf(", \"phases\": null, \"least_bits\": ");
+            if (least)
+                printf("%llu", (unsigned long long)least);
+            else
+                printf("null");
+        }
+        printf("}\n");
+    } else if (r.feasible) {
+        printf("Memory %llu bits, average false-positive rate <= %g, a message repeated\n"
+               "within %llu new messages forgotten with probability <= %g:\n\n",
+               (unsigned long long)bits, eps, (unsigned long long)remember, miss);
+        printf("phases             %u%s\n", r.phases,
+               r.phases == 2 ? " (two filters of half the memory)" : "");
+        printf("hashes             %u\n", r.hashes);
+        printf("sigma              %llu\n", (unsigned long long)r.sigma);
+        printf("expected_messages  %.6g   (E[N_0] of one filter per cycle)\n", r.expected_messages);
+        printf("fp                 %.6g\n", r.fp);
+        printf("miss               %.6g   (P(forgotten) after %llu new messages)\n", r.miss,
+               (unsigned long long)remember);
+    } else {
+        printf("No one- or two-phase sigma-bounded filter of %llu bits meets both targets.\n",
+               (unsigned long long)bits);
+        if (least)
+            printf("Least memory that has one: %llu bits (%llu bytes).\n",
+                   (unsigned long long)least, (unsigned long long)((least + 7) / 8));
+        else
+            printf("None found below 2^25 bits.\n");
+    }
+    return cli_finish_stdout(CMD);
+}

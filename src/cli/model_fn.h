@@ -1,0 +1,26 @@
+/*
+ * model_fn.h -- `rbf model`'s false-negative and two-phase N-bounded part
+ * (cmd_model_fn.c), called by cmd_model.c once the options are parsed.
+ */
+#ifndef RBF_CLI_MODEL_FN_H
+#define RBF_CLI_MODEL_FN_H
+
+#include <stdint.h>
+
+typedef struct cli_model_fn_args {
+    uint64_t bits, sigma, messages;
+    unsigned hashes, phases;
+    int nc, ret, oracle, json;
+    const char *fn; /* workload spec or NULL */
+    int have_new_fraction;
+    double new_fraction;
+} cli_model_fn_args;
+
+int cli_model_fn(const cli_model_fn_args *a);
+
+struct rbf_plan_options;
+/* rbf plan --remember W [--miss D] (cmd_plan_fn.c) */
+int cli_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
+                      struct rbf_plan_options *o, int json);
+
+#endif

@@ -1,0 +1,678 @@
+/*
+ * cycles.c -- the distribution of ticks per cycle, the forgetting
+ * probabilities that follow from it by renewal arguments, and the average
+ * false-positive rate of the two-phase N-bounded filter (docs/models.md 8).
+ *
+ * A tick is an arrival that the active filter does not hold (false
+ * positives included): the renewal chain of the sigma-bounded model moves
+ * on ticks (g_b counts them), and so does a real-user N-bounded cycle (N
+ * bit-setting ticks plus the false positives between them).
+ *
+ * sigma-bounded.  A_b(n) = P(the chain is at level b just before its n-th
+ * tick); A_0(1) = 1 and, with tau(b, d) the one-message step distribution,
+ *
+ *     A_b(n) = tau(b, 0) A_b(n-1) + sum_{d>=1} A_{b-d}(n-1) tau(b-d, d),
+ *
+ * restricted to b + d <= sigma; the mass with b + d > sigma ends the cycle
+ * at its n-th tick: P(L = n) += A_b(n) sum_{d > sigma-b} tau(b, d).  A
+ * retaining cycle starts with the retained message (the model's fresh
+ * arrival at b = 0) and does not contain its trigger, so L = n - 1.  Levels
+ * are processed in increasing order; a ring of k + 1 inflow rows, each kept
+ * to the window of n where it has mass above 1e-28, so the cost is
+ * O(k sigma W) with W the window (about 25 standard deviations of the
+ * ticks needed to reach a level).
+ *
+ * real-user N-bounded.  Q_c(b, f) = P(B'_c = b, f false positives so far)
+ * after c bit-setting messages.  At level b the number of false positives
+ * before the next bit-setting message is geometric (P(j) = rho^j (1-rho)),
+ * and the bit-setting message moves b -> b+d with tau(b,d)/(1-rho); the two
+ * factors (1-rho) cancel:
+ *
+ *     S(f) = rho S(f-1) + Q_c(b, f),   Q_{c+1}(b+d, f) += S(f) tau(b, d),
+ *
+ * and L = N + f at c = N.  The marginal pass (f summed) gives the expected
+ * false positives E_fp = sum_c E[rho/(1-rho)] and the frozen filter's rate
+ * E[rho(B'_N)], hence the two-phase real-user rate
+ *
+ *     f^2_N = (E_fp + N E[rho(B'_N)]) / (N + E_fp)
+ *
+ * (each of the N bit-setting arrivals is a false positive through the
+ * frozen filter with probability E[rho(B'_N)], independently of the active
+ * filter: the same independence as f_sigma^2).  The oracle's cycle is N
+ * ticks exactly and its two-phase rate 1 - (1 - exact_oracle)(1 - exact_worst).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+#include "rbf_alloc.h"
+
+#define CYC_TINY 1e-28
+#define CYC_LOST 1e-13
+#define CYC_MAX_LEN ((uint64_t)1 << 26)
+#define CYC_MAX_CONV ((uint64_t)1 << 17) /* two-phase convolution is O(len^2) */
+
+struct rbf_model_cycles {
+    rbf_model_params p;
+    rbf_model_cycle_spec s;
+    double *pmf;   /* pmf[n], n = 0..len */
+    uint64_t len;
+    double mean, fp;
+    double *ft, *fm;   /* P(R_tick <= g), P(R_mid <= g), g = 0..len */
+    double *ft2, *fm2; /* two-phase: P(R + L' <= g), g = 0..2 len */
+    double trig;       /* two-phase non-retaining sigma: the trigger, held nowhere */
+};
+
+void rbf_model_cycle_spec_init(rbf_model_cycle_spec *s)
+{
+    if (!s)
+        return;
+    memset(s, 0, sizeof *s);
+    s->phases = 1;
+}
+
+/* ---- sigma-bounded cycles */
+
+typedef struct {
+    double *v;
+    uint64_t lo, hi; /* window with mass; lo > hi when empty */
+} cyc_row;
+
+static int sigma_pmf(const rbf_model_params *p, uint64_t sigma, uint64_t nmax, double *pmf,
+                     double *lost)
+{
+    const unsigned k = p->hashes;
+    const uint64_t M = p->bits;
+    cyc_row *ring = rbf__calloc(k + 1, sizeof *ring);
+    double *tau = rbf__malloc((k + 1) * sizeof *tau);
+    double *a = rbf__malloc((nmax + 2) * sizeof *a);
+    int rc = RBF_MODEL_OK;
+    if (!ring || !tau || !a) {
+        rc = RBF_MODEL_ENOMEM;
+        goto out;
+    }
+    for (unsigned r = 0; r <= k; r++) {
+        ring[r].v = rbf__calloc(nmax + 2, sizeof *ring[r].v);
+        if (!ring[r].v) {
+            rc = RBF_MODEL_ENOMEM;
+            goto out;
+        }
+        ring[r].lo = 1;
+        ring[r].hi = 0;
+    }
+    memset(pmf, 0, (nmax + 1) * sizeof *pmf);
+    model_sum lostsum;
+    msum_init(&lostsum);
+    /* the first tick at level 0 */
+    ring[0].v[1] = 1.0;
+    ring[0].lo = ring[0].hi = 1;
+    for (uint64_t b = 0; b <= sigma; b++) {
+        cyc_row *in = &ring[b % (k + 1)];
+        if ((b & 4095) == 0 && b && model_progress(p, b, sigma + 1)) {
+            rc = RBF_MODEL_ECANCELED;
+            goto out;
+        }
+        if (in->lo > in->hi)
+            continue;
+        rbf__model_step_dist(M, k, p->non_colliding, b, tau);
+        const double stay = tau[0];
+        /* A_b(n) = stay A_b(n-1) + in(n) */
+        uint64_t lo = in->lo, hi = in->hi, n;
+        double prev = 0.0;
+        for (n = lo; n <= nmax; n++) {
+            double x = stay * prev + (n <= hi ? in->v[n] : 0.0);
+            a[n] = x;
+            prev = x;
+            if (n >= hi && x < CYC_TINY)
+                break;
+        }
+        if (n > nmax) {
+            /* the stay chain ran past nmax: what it would still emit is lost */
+            msum_add(&lostsum, stay < 1.0 ? prev * stay / (1.0 - stay) : prev);
+            n = nmax;
+        }
+        uint64_t ahi = n;
+        /* trim the leading tiny values */
+        while (lo < ahi && a[lo] < CYC_TINY)
+            lo++;
+        /* clear the consumed inflow row */
+        memset(in->v + in->lo, 0, (in->hi - in->lo + 1) * sizeof *in->v);
+        in->lo = 1;
+        in->hi = 0;
+        /* push */
+        for (unsigned d = 1; d <= k; d++) {
+            double t = tau[d];
+            if (t <= 0.0)
+                continue;
+            if (b + d > sigma) {
+                for (uint64_t m = lo; m <= ahi; m++)
+                    pmf[m] += a[m] * t;
+            } else {
+                cyc_row *to = &ring[(b + d) % (k + 1)];
+                uint64_t top = ahi + 1;
+                if (top > nmax) {
+                    msum_add(&lostsum, a[nmax] * t);
+                    top = nmax;
+                }
+                for (uint64_t m = lo; m + 1 <= top; m++)
+                    to->v[m + 1] += a[m] * t;
+                if (lo + 1 <= top) {
+                    if (to->lo > to->hi) {
+                        to->lo = lo + 1;
+                        to->hi = top;
+                    } else {
+                        if (lo + 1 < to->lo)
+                            to->lo = lo + 1;
+                        if (top > to->hi)
+                            to->hi = top;
+                    }
+                }
+            }
+        }
+    }
+    *lost = msum_get(&lostsum);
+out:
+    if (ring)
+        for (unsigned r = 0; r <= k; r++)
+            rbf__free(ring[r].v);
+    rbf__free(ring);
+    rbf__free(tau);
+    rbf__free(a);
+    return rc;
+}
+
+/* ---- real-user N-bounded cycles */
+
+/* tau(b, .) for b = 0..bmax, (k+1) each. */
+static double *step_table(const rbf_model_params *p, uint64_t bmax)
+{
+    const unsigned k = p->hashes;
+    double *t = rbf__malloc((bmax + 1) * (k + 1) * sizeof *t);
+    if (!t)
+        return NULL;
+    for (uint64_t b = 0; b <= bmax; b++)
+        rbf__model_step_dist(p->bits, k, p->non_colliding, b, t + b * (k + 1));
+    return t;
+}
+
+/* Marginal pass: E_fp, E[rho(B'_N)].  Returns EINVAL if mass reaches a full
+ * filter (the cycle never ends). */
+static int nreal_marginal(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
+                          double *efp, double *rhoF)
+{
+    const unsigned k = p->hashes;
+    double *q = rbf__calloc(bmax + 1, sizeof *q), *q2 = rbf__calloc(bmax + 1, sizeof *q2);
+    if (!q || !q2) {
+        rbf__free(q);
+        rbf__free(q2);
+        return RBF_MODEL_ENOMEM;
+    }
+    q[0] = 1.0;
+    uint64_t lo = 0, hi = 0;
+    model_sum e;
+    msum_init(&e);
+    int rc = RBF_MODEL_OK;
+    for (uint64_t c = 0; c < N; c++) {
+        if ((c & 255) == 0 && c && model_progress(p, c, 2 * N)) {
+            rc = RBF_MODEL_ECANCELED;
+            goto out;
+        }
+        uint64_t nlo = UINT64_MAX, nhi = 0;
+        for (uint64_t b = lo; b <= hi; b++) {
+            double w = q[b];
+            if (w < CYC_TINY)
+                continue;
+            const double *t = tau + b * (k + 1);
+            double rho = t[0];
+            if (rho >= 1.0) {
+                if (w > CYC_LOST) {
+                    rc = RBF_MODEL_EINVAL;
+                    goto out;
+                }
+                continue;
+            }
+            msum_add(&e, w * rho / (1.0 - rho));
+            double inv = 1.0 / (1.0 - rho);
+            for (unsigned d = 1; d <= k; d++) {
+                if (b + d > bmax || t[d] <= 0.0)
+                    continue;
+                q2[b + d] += w * t[d] * inv;
+                if (b + d < nlo)
+                    nlo = b + d;
+                if (b + d > nhi)
+                    nhi = b + d;
+            }
+        }
+        memset(q + lo, 0, (hi - lo + 1) * sizeof *q);
+        double *sw = q;
+        q = q2;
+        q2 = sw;
+        if (nlo == UINT64_MAX) {
+            lo = 1;
+            hi = 0;
+            break;
+        }
+        lo = nlo;
+        hi = nhi;
+    }
+    model_sum r;
+    msum_init(&r);
+    for (uint64_t b = lo; b <= hi && b <= bmax; b++)
+        msum_add(&r, q[b] * tau[b * (k + 1)]);
+    *efp = msum_get(&e);
+    *rhoF = model_clamp01(msum_get(&r));
+out:
+    rbf__free(q);
+    rbf__free(q2);
+    return rc;
+}
+
+/* Joint pass: P(f false positives in a cycle), f = 0..F, into out. */
+static int nreal_joint(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
+                       uint64_t F, double *out, double *lost)
+{
+    const unsigned k = p->hashes;
+    const uint64_t W = F + 1;
+    if ((bmax + 1) > CYC_MAX_LEN / W * 4)
+        return RBF_MODEL_ENOMEM;
+    double *q = rbf__calloc((bmax + 1) * W, sizeof *q), *q2 = rbf__calloc((bmax + 1) * W, sizeof *q2);
+    double *sv = rbf__malloc(W * sizeof *sv);
+    uint64_t *fhi = rbf__calloc(bmax + 1, sizeof *fhi), *fhi2 = rbf__calloc(bmax + 1, sizeof *fhi2);
+    int rc = RBF_MODEL_OK;
+    if (!q || !q2 || !sv || !fhi || !fhi2) {
+        rc = RBF_MODEL_ENOMEM;
+        goto out;
+    }
+    q[0] = 1.0;
+    uint64_t lo = 0, hi = 0;
+    model_sum lostsum;
+    msum_init(&lostsum);
+    for (uint64_t c = 0; c < N; c++) {
+        if ((c & 63) == 0 && model_progress(p, N + c, 2 * N)) {
+            rc = RBF_MODEL_ECANCELED;
+            goto out;
+        }
+        uint64_t nlo = UINT64_MAX, nhi = 0;
+        for (uint64_t b = lo; b <= hi; b++) {
+            double *row = q + b * W;
+            uint64_t top = fhi[b];
+            const double *t = tau + b * (k + 1);
+            double rho = t[0];
+            double any = 0.0;
+            for (uint64_t f = 0; f <= top; f++)
+                any += row[f];
+            if (any < CYC_TINY) {
+                memset(row, 0, (top + 1) * sizeof *row);
+                fhi[b] = 0;
+                continue;
+            }
+            if (rho >= 1.0) {
+                msum_add(&lostsum, any);
+                memset(row, 0, (top + 1) * sizeof *row);
+                fhi[b] = 0;
+                continue;
+            }
+            /* S(f) = rho S(f-1) + row(f), extended past top while it matters */
+            double prev = 0.0;
+            uint64_t f;
+            for (f = 0; f <= F; f++) {
+                double x = rho * prev + (f <= top ? row[f] : 0.0);
+                sv[f] = x;
+                prev = x;
+                if (f >= top && x < CYC_TINY)
+                    break;
+            }
+            if (f > F) {
+                msum_add(&lostsum, prev * rho / (1.0 - rho));
+                f = F;
+            }
+            uint64_t stop = f;
+            for (unsigned d = 1; d <= k; d++) {
+                if (t[d] <= 0.0)
+                    continue;
+                if (b + d > bmax) {
+                    continue;
+                }
+                double *dst = q2 + (b + d) * W;
+                for (uint64_t g = 0; g <= stop; g++)
+                    dst[g] += sv[g] * t[d];
+                if (stop > fhi2[b + d])
+                    fhi2[b + d] = stop;
+                if (b + d < nlo)
+                    nlo = b + d;
+                if (b + d > nhi)
+                    nhi = b + d;
+            }
+            memset(row, 0, (top + 1) * sizeof *row);
+            fhi[b] = 0;
+        }
+        double *sw = q;
+        q = q2;
+        q2 = sw;
+        uint64_t *sf = fhi;
+        fhi = fhi2;
+        fhi2 = sf;
+        if (nlo == UINT64_MAX) {
+            lo = 1;
+            hi = 0;
+            break;
+        }
+        lo = nlo;
+        hi = nhi;
+    }
+    memset(out, 0, W * sizeof *out);
+    for (uint64_t b = lo; b <= hi; b++)
+        for (uint64_t f = 0; f <= fhi[b]; f++)
+            out[f] += q[b * W + f];
+    *lost = msum_get(&lostsum);
+out:
+    rbf__free(q);
+    rbf__free(q2);
+    rbf__free(sv);
+    rbf__free(fhi);
+    rbf__free(fhi2);
+    return rc;
+}
+
+/* ---- building the object */
+
+static int check_spec(const rbf_model_params *p, const rbf_model_cycle_spec *s)
+{
+    int rc = rbf__model_check_params(p);
+    if (rc)
+        return rc;
+    if (!s || (s->phases != 1 && s->phases != 2) || (s->oracle != 0 && s->oracle != 1))
+        return RBF_MODEL_EINVAL;
+    for (size_t i = 0; i < sizeof s->reserved_ / sizeof s->reserved_[0]; i++)
+        if (s->reserved_[i])
+            return RBF_MODEL_EINVAL;
+    if ((s->sigma == 0) == (s->messages == 0))
+        return RBF_MODEL_EINVAL;
+    if (s->sigma) {
+        if (s->sigma >= p->bits || s->oracle)
+            return RBF_MODEL_EINVAL;
+        if (p->retaining && s->sigma < p->hashes)
+            return RBF_MODEL_EINVAL;
+    } else if (p->retaining) {
+        return RBF_MODEL_EINVAL;
+    }
+    return RBF_MODEL_OK;
+}
+
+static int fill_pmf(rbf_model_cycles *c)
+{
+    const rbf_model_params *p = &c->p;
+    const rbf_model_cycle_spec *s = &c->s;
+    int rc;
+    if (s->sigma) {
+        rbf_model_sigma_result sr;
+        rbf_model_params q = *p;
+        q.method = RBF_MODEL_FAST;
+        q.progress = NULL;
+        /* E[ticks to pass sigma] <= E[N_0] + g_sigma + 1: start from it */
+        if ((rc = rbf_model_sigma(&q, s->sigma, &sr)))
+            return rc;
+        uint64_t nmax = (uint64_t)(3.0 * sr.expected_messages) + 200;
+        for (;;) {
+            if (nmax > CYC_MAX_LEN)
+                return RBF_MODEL_ENOMEM;
+            double *pm = rbf__malloc((nmax + 1) * sizeof *pm);
+            if (!pm)
+                return RBF_MODEL_ENOMEM;
+            double lost = 0.0;
+            rc = sigma_pmf(p, s->sigma, nmax, pm, &lost);
+            if (rc) {
+                rbf__free(pm);
+                return rc;
+            }
+            /* tail beyond nmax must be negligible */
+            double tailmass = lost;
+            if (tailmass < CYC_LOST) {
+                if (p->retaining) { /* L = n - 1 */
+                    memmove(pm, pm + 1, nmax * sizeof *pm);
+                    pm[nmax] = 0.0;
+                }
+                c->pmf = pm;
+                c->len = nmax;
+                break;
+            }
+            rbf__free(pm);
+            nmax *= 2;
+        }
+        if (s->phases == 1) {
+            c->fp = sr.fp;
+        } else {
+            rbf_model_two_phase_result tr;
+            if ((rc = rbf_model_two_phase(&q, s->sigma, &tr)))
+                return rc;
+            c->fp = tr.fp;
+        }
+    } else if (s->oracle) {
+        const uint64_t N = s->messages;
+        if (N > CYC_MAX_LEN)
+            return RBF_MODEL_ENOMEM;
+        c->pmf = rbf__calloc(N + 1, sizeof *c->pmf);
+        if (!c->pmf)
+            return RBF_MODEL_ENOMEM;
+        c->pmf[N] = 1.0;
+        c->len = N;
+        rbf_model_n_result nr;
+        rbf_model_params q = *p;
+        q.progress = NULL;
+        if ((rc = rbf_model_nbounded(&q, N, &nr)))
+            return rc;
+        c->fp = s->phases == 1 ? nr.exact_oracle
+                               : model_clamp01(1.0 - (1.0 - nr.exact_oracle) * (1.0 - nr.exact_worst));
+    } else {
+        const uint64_t N = s->messages;
+        uint64_t bmax = p->bits;
+        if (N <= UINT64_MAX / p->hashes && N * p->hashes < bmax)
+            bmax = N * p->hashes;
+        if (bmax > CYC_MAX_LEN)
+            return RBF_MODEL_ENOMEM;
+        double *tau = step_table(p, bmax);
+        if (!tau)
+            return RBF_MODEL_ENOMEM;
+        double efp = 0.0, rhoF = 0.0;
+        rc = nreal_marginal(p, N, tau, bmax, &efp, &rhoF);
+        if (rc) {
+            rbf__free(tau);
+            return rc;
+        }
+        c->fp = s->phases == 1 ? model_clamp01(efp / ((double)N + efp))
+                               : model_clamp01((efp + (double)N * rhoF) / ((double)N + efp));
+        uint64_t F = (uint64_t)(2.0 * efp + 30.0 * sqrt(efp + 1.0)) + 30;
+        for (;;) {
+            if (N + F > CYC_MAX_LEN) {
+                rbf__free(tau);
+                return RBF_MODEL_ENOMEM;
+            }
+            double *fd = rbf__malloc((F + 1) * sizeof *fd);
+            if (!fd) {
+                rbf__free(tau);
+                return RBF_MODEL_ENOMEM;
+            }
+            double lost = 0.0;
+            rc = nreal_joint(p, N, tau, bmax, F, fd, &lost);
+            if (rc) {
+                rbf__free(fd);
+                rbf__free(tau);
+                return rc;
+            }
+            if (lost < CYC_LOST) {
+                c->len = N + F;
+                c->pmf = rbf__calloc(c->len + 1, sizeof *c->pmf);
+                if (!c->pmf) {
+                    rbf__free(fd);
+                    rbf__free(tau);
+                    return RBF_MODEL_ENOMEM;
+                }
+                memcpy(c->pmf + N, fd, (F + 1) * sizeof *fd);
+                rbf__free(fd);
+                break;
+            }
+            rbf__free(fd);
+            F *= 2;
+        }
+        rbf__free(tau);
+    }
+    /* trim the zero tail, normalise (the truncated mass is < 1e-13) */
+    while (c->len > 0 && !(c->pmf[c->len] > 0.0))
+        c->len--;
+    model_sum tot, mean;
+    msum_init(&tot);
+    msum_init(&mean);
+    for (uint64_t n = 0; n <= c->len; n++) {
+        msum_add(&tot, c->pmf[n]);
+        msum_add(&mean, (double)n * c->pmf[n]);
+    }
+    double t = msum_get(&tot);
+    if (!(t > 0.0))
+        return RBF_MODEL_EINVAL;
+    for (uint64_t n = 0; n <= c->len; n++)
+        c->pmf[n] /= t;
+    c->mean = msum_get(&mean) / t;
+    return RBF_MODEL_OK;
+}
+
+/* cumulative sums in place */
+static void cumsum(double *x, uint64_t n)
+{
+    model_sum s;
+    msum_init(&s);
+    for (uint64_t i = 0; i < n; i++) {
+        msum_add(&s, x[i]);
+        x[i] = model_clamp01(msum_get(&s));
+    }
+}
+
+static int fill_forget(rbf_model_cycles *c)
+{
+    const uint64_t len = c->len;
+    const int ret = c->s.sigma && c->p.retaining;
+    double *surv = rbf__malloc((len + 2) * sizeof *surv); /* surv[j] = P(L > j) */
+    double *rt = rbf__calloc(len + 2, sizeof *rt), *rm = rbf__calloc(len + 2, sizeof *rm);
+    c->ft = rbf__malloc((len + 2) * sizeof *c->ft);
+    c->fm = rbf__malloc((len + 2) * sizeof *c->fm);
+    if (!surv || !rt || !rm || !c->ft || !c->fm) {
+        rbf__free(surv);
+        rbf__free(rt);
+        rbf__free(rm);
+        return RBF_MODEL_ENOMEM;
+    }
+    model_sum s;
+    msum_init(&s);
+    surv[len + 1] = 0.0;
+    for (uint64_t j = len + 1; j-- > 0;) {
+        surv[j] = msum_get(&s); /* P(L > j) */
+        msum_add(&s, c->pmf[j]);
+    }
+    const double E = c->mean;
+    /* R_tick: non-retaining / N: P(R = j) = P(L > j)/E, j = 0..len-1;
+     * retaining: P(R = j) = P(L >= j)/E, j = 1..len.  R_mid: P(L >= j)/E. */
+    for (uint64_t j = 0; j <= len + 1; j++) {
+        double ge = j == 0 ? 0.0 : surv[j - 1]; /* P(L >= j), j >= 1 */
+        rt[j] = (ret ? ge : (j <= len ? surv[j] : 0.0)) / E;
+        rm[j] = ge / E;
+    }
+    memcpy(c->ft, rt, (len + 2) * sizeof *rt);
+    memcpy(c->fm, rm, (len + 2) * sizeof *rm);
+    cumsum(c->ft, len + 2);
+    cumsum(c->fm, len + 2);
+    int rc = RBF_MODEL_OK;
+    if (c->s.phases == 2) {
+        if (len > CYC_MAX_CONV) {
+            rc = RBF_MODEL_ENOMEM;
+            goto out;
+        }
+        const uint64_t n2 = 2 * len + 3;
+        c->ft2 = rbf__calloc(n2, sizeof *c->ft2);
+        c->fm2 = rbf__calloc(n2, sizeof *c->fm2);
+        if (!c->ft2 || !c->fm2) {
+            rc = RBF_MODEL_ENOMEM;
+            goto out;
+        }
+        if (c->s.sigma && !ret) {
+            c->trig = rt[0]; /* R = 0 is the trigger: held by neither filter */
+            rt[0] = 0.0;
+        }
+        for (uint64_t j = 0; j <= len + 1; j++) {
+            double a = rt[j], b = rm[j];
+            if (a == 0.0 && b == 0.0)
+                continue;
+            for (uint64_t l = 0; l <= len; l++) {
+                double pl = c->pmf[l];
+                if (pl == 0.0)
+                    continue;
+                c->ft2[j + l] += a * pl;
+                c->fm2[j + l] += b * pl;
+            }
+        }
+        cumsum(c->ft2, n2);
+        cumsum(c->fm2, n2);
+    }
+out:
+    rbf__free(surv);
+    rbf__free(rt);
+    rbf__free(rm);
+    return rc;
+}
+
+int rbf_model_cycles_new(const rbf_model_params *p, const rbf_model_cycle_spec *s,
+                         rbf_model_cycles **out)
+{
+    if (!out)
+        return RBF_MODEL_EINVAL;
+    *out = NULL;
+    int rc = check_spec(p, s);
+    if (rc)
+        return rc;
+    rbf_model_cycles *c = rbf__calloc(1, sizeof *c);
+    if (!c)
+        return RBF_MODEL_ENOMEM;
+    c->p = *p;
+    c->s = *s;
+    if ((rc = fill_pmf(c)) || (rc = fill_forget(c))) {
+        rbf_model_cycles_free(c);
+        return rc;
+    }
+    *out = c;
+    return RBF_MODEL_OK;
+}
+
+void rbf_model_cycles_free(rbf_model_cycles *c)
+{
+    if (!c)
+        return;
+    rbf__free(c->pmf);
+    rbf__free(c->ft);
+    rbf__free(c->fm);
+    rbf__free(c->ft2);
+    rbf__free(c->fm2);
+    rbf__free(c);
+}
+
+double rbf_model_cycles_pmf(const rbf_model_cycles *c, uint64_t n)
+{
+    return c && n <= c->len ? c->pmf[n] : 0.0;
+}
+
+uint64_t rbf_model_cycles_max(const rbf_model_cycles *c) { return c ? c->len : 0; }
+
+double rbf_model_cycles_mean(const rbf_model_cycles *c) { return c ? c->mean : 0.0; }
+
+double rbf_model_cycles_fp(const rbf_model_cycles *c) { return c ? c->fp : 0.0; }
+
+double rbf_model_forget(const rbf_model_cycles *c, uint64_t g, rbf_model_from from, int active_only)
+{
+    if (!c)
+        return 0.0;
+    if (c->s.phases == 1 || active_only) {
+        const double *f = from == RBF_MODEL_FROM_HELD ? c->fm : c->ft;
+        return g <= c->len + 1 ? f[g] : 1.0;
+    }
+    if (from == RBF_MODEL_FROM_HELD)
+        return g <= 2 * c->len + 2 ? c->fm2[g] : 1.0;
+    return model_clamp01(c->trig + (g <= 2 * c->len + 2 ? c->ft2[g] : 1.0 - c->trig));
+}

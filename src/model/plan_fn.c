@@ -1,0 +1,197 @@
+/*
+ * plan_fn.c -- sizing for both errors (rbf plan --remember, docs/models.md 9.4).
+ *
+ * For each phase count (1, 2) and k, the largest sigma whose average rate
+ * is <= eps holds the most messages per cycle, and it also forgets least
+ * (a longer cycle clears later), so it is the only candidate of that
+ * (phases, k): feasible iff its probability of forgetting a message after
+ * `remember` ticks (from a tick) is <= miss.  Candidates are tried in
+ * decreasing order of messages per cycle; the first feasible one wins.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+#include "rbf_alloc.h"
+
+typedef struct {
+    unsigned phases, k;
+    uint64_t sigma;
+    double en0, fp;
+} cand;
+
+static int cand_cmp(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->en0 != y->en0)
+        return x->en0 < y->en0 ? 1 : -1;
+    if (x->k != y->k)
+        return x->k < y->k ? -1 : 1;
+    return x->phases < y->phases ? -1 : (x->phases > y->phases);
+}
+
+/* largest sigma (first..smax) with fp[sigma] <= eps, 0 if none */
+static uint64_t largest(const double *fp, uint64_t first, uint64_t smax, double eps)
+{
+    uint64_t best = 0;
+    for (uint64_t s = first; s <= smax; s++)
+        if (fp[s] <= eps)
+            best = s;
+    return best;
+}
+
+static int plan_at(uint64_t bits, double eps, uint64_t remember, double miss,
+                   const rbf_plan_options *o, rbf_plan_remember_result *out)
+{
+    memset(out, 0, sizeof *out);
+    out->bits = bits;
+    const unsigned K = o->max_hashes ? o->max_hashes : 32;
+    cand *cs = rbf__calloc(2 * (size_t)K, sizeof *cs);
+    if (!cs)
+        return RBF_MODEL_ENOMEM;
+    size_t n = 0;
+    int rc = RBF_MODEL_OK;
+    for (unsigned ph = 1; ph <= 2 && !rc; ph++) {
+        uint64_t m = ph == 2 ? bits / 2 : bits;
+        if (m < 2)
+            continue;
+        uint64_t smax = m - 1;
+        double *fp = rbf__malloc((smax + 1) * sizeof *fp), *en = rbf__malloc((smax + 1) * sizeof *en);
+        rbf_model_two_phase_result *rows = ph == 2 ? rbf__malloc((smax + 1) * sizeof *rows) : NULL;
+        if (!fp || !en || (ph == 2 && !rows)) {
+            rbf__free(fp);
+            rbf__free(en);
+            rbf__free(rows);
+            rc = RBF_MODEL_ENOMEM;
+            break;
+        }
+        double best_en = 0.0;
+        for (unsigned k = 1; k <= K && !rc; k++) {
+            if (o->non_colliding && k > m)
+                break;
+            rbf_model_params p;
+            rbf_model_params_init(&p);
+            p.bits = m;
+            p.hashes = k;
+            p.non_colliding = o->non_colliding;
+            p.retaining = o->retaining;
+            uint64_t first = o->retaining ? (k > 1 ? k : 1) : 1;
+            if (first > smax)
+                continue;
+            if (ph == 1) {
+                rc = rbf_model_sigma_curve(&p, smax, fp, en);
+            } else {
+                rc = rbf_model_two_phase_curve(&p, smax, rows);
+                for (uint64_t s = 0; s <= smax && !rc; s++) {
+                    fp[s] = rows[s].fp;
+                    en[s] = rows[s].expected_messages;
+                }
+            }
+            if (rc)
+                break;
+            uint64_t s = largest(fp, first, smax, eps);
+            if (!s)
+                continue;
+            /* capacity is unimodal in k: past the peak, a k holding less
+             * than half the best cannot win (and forgets more) */
+            if (en[s] > best_en)
+                best_en = en[s];
+            else if (en[s] < 0.5 * best_en)
+                break;
+            cs[n].phases = ph;
+            cs[n].k = k;
+            cs[n].sigma = s;
+            cs[n].en0 = en[s];
+            cs[n].fp = fp[s];
+            n++;
+        }
+        rbf__free(fp);
+        rbf__free(en);
+        rbf__free(rows);
+    }
+    if (rc) {
+        rbf__free(cs);
+        return rc;
+    }
+    qsort(cs, n, sizeof *cs, cand_cmp);
+    for (size_t i = 0; i < n; i++) {
+        rbf_model_params p;
+        rbf_model_params_init(&p);
+        p.bits = cs[i].phases == 2 ? bits / 2 : bits;
+        p.hashes = cs[i].k;
+        p.non_colliding = o->non_colliding;
+        p.retaining = o->retaining;
+        rbf_model_cycle_spec s;
+        rbf_model_cycle_spec_init(&s);
+        s.phases = cs[i].phases;
+        s.sigma = cs[i].sigma;
+        if (!o->retaining) {
+            /* proven shortcut: a non-retaining filter forgets the message
+             * that triggers a recycle at once, a share 1/E[L] of the ticks,
+             * and E[L] = E[N_0] + g_sigma <= E[N_0] + 1/(1 - rho(sigma)) */
+            double omr = rbf__model_one_minus_rho(p.bits, p.hashes, p.non_colliding, cs[i].sigma);
+            if (omr > 0.0 && 1.0 / (cs[i].en0 + 1.0 / omr) > miss * (1.0 + 1e-9))
+                continue;
+        }
+        rbf_model_cycles *c = NULL;
+        if ((rc = rbf_model_cycles_new(&p, &s, &c)))
+            break;
+        double f = rbf_model_forget(c, remember, RBF_MODEL_FROM_TICK, 0);
+        rbf_model_cycles_free(c);
+        if (f <= miss) {
+            out->feasible = 1;
+            out->phases = cs[i].phases;
+            out->hashes = cs[i].k;
+            out->sigma = cs[i].sigma;
+            out->expected_messages = cs[i].en0;
+            out->fp = cs[i].fp;
+            out->miss = f;
+            break;
+        }
+    }
+    rbf__free(cs);
+    return rc;
+}
+
+int rbf_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
+                      const rbf_plan_options *o, rbf_plan_remember_result *out, uint64_t *least_bits)
+{
+    rbf_plan_options def;
+    if (!o) {
+        rbf_plan_options_init(&def);
+        o = &def;
+    }
+    if (!out || bits < 2 || !(eps > 0.0 && eps < 1.0) || !(miss >= 0.0 && miss < 1.0) ||
+        o->max_hashes > MODEL_MAX_HASHES)
+        return RBF_MODEL_EINVAL;
+    if (least_bits)
+        *least_bits = 0;
+    int rc = plan_at(bits, eps, remember, miss, o, out);
+    if (rc || out->feasible || !least_bits)
+        return rc;
+    /* least memory: double until feasible, then bisect (assumes feasibility
+     * is monotone in memory; checked by the tests on small cases) */
+    rbf_plan_remember_result r;
+    uint64_t lo = bits, hi = bits;
+    for (;;) {
+        if (hi > ((uint64_t)1 << 24))
+            return RBF_MODEL_OK; /* not found below 2^25 bits: *least_bits = 0 */
+        hi *= 2;
+        if ((rc = plan_at(hi, eps, remember, miss, o, &r)))
+            return rc;
+        if (r.feasible)
+            break;
+        lo = hi;
+    }
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if ((rc = plan_at(mid, eps, remember, miss, o, &r)))
+            return rc;
+        if (r.feasible)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    *least_bits = hi;
+    return RBF_MODEL_OK;
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# fn.sh -- rbf model --fn / --oracle / --phases 2 --messages and
+# rbf plan --remember (docs/models.md 8): values against rbf simulate,
+# a gaps file against the same workload's closed form, usage errors.
+. "$RBF_SRC/tests/data/cli_lib.bash"
+TMPD=$(mktemp -d); trap 'rm -rf "$TMPD"' EXIT
+
+# jget FILE KEY
+jget() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))[sys.argv[2]]; print("null" if v is None else v)' "$1" "$2"; }
+
+# near A B TOL: |A - B| <= TOL * |B|
+near() { python3 -c 'import sys; a,b,t=map(float,sys.argv[1:]); sys.exit(0 if abs(a-b)<=t*abs(b) else 1)' "$1" "$2" "$3"; }
+
+# model_vs_sim "MODEL ARGS" "SIM ARGS" KEY: model's KEY inside the simulated
+# 99% interval widened by 2% (fixed seed)
+model_vs_sim() {
+  CHECKS=$((CHECKS + 1))
+  CMD=model run_rbf $1 --json || { bad "model $1"; return; }
+  cp "$OUT" "$TMPD/m.json"
+  CMD=simulate run_rbf $2 --threads 1 --seed 5 --json || { bad "simulate $2"; return; }
+  python3 - "$TMPD/m.json" "$OUT" "$3" <<'PY' || bad "model $1 vs simulate $2 ($3)"
+import json, sys
+m = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2])); key = sys.argv[3]
+v = m[key]; mean = s[key]
+lo, hi = s[key + "_ci99"]
+print(f"{key}: model {v:.5f} sim {mean:.5f} [{lo:.5f}, {hi:.5f}]")
+sys.exit(0 if lo * 0.98 - 1e-4 <= v <= hi * 1.02 + 1e-4 else 1)
+PY
+}
+
+SIM="--bits 1000 --arrivals 200000 --warmup 10000 --epochs 6"
+model_vs_sim "--bits 1000 --hashes 3 --sigma 300 --fn uniform:1000" "$SIM --hashes 3 --sigma 300 --workload uniform:1000" fn
+model_vs_sim "--bits 1000 --hashes 4 --sigma 120 --phases 2 --recycle retaining --fn fading:0.3:400" \
+  "$SIM --hashes 4 --sigma 120 --phases 2 --recycle retaining --workload fading:0.3:400" fn
+model_vs_sim "--bits 1000 --hashes 5 --messages 80 --oracle --fn zipf:3000:0.8" \
+  "$SIM --hashes 5 --messages 80 --oracle --workload zipf:3000:0.8" fn
+model_vs_sim "--bits 1000 --hashes 5 --messages 100 --phases 2" \
+  "$SIM --hashes 5 --messages 100 --phases 2 --workload uniform:100000" fp
+
+# gaps:FILE with the uniform:1000 gap law (geometric, q = 1/1000) = uniform:1000
+python3 -c '
+q = 1/1000
+print("gap,probability")
+for t in range(1, 40001): print(f"{t},{q*(1-q)**(t-1):.17g}")' > "$TMPD/gaps.csv"
+CMD=model expect_ok --bits 1000 --hashes 3 --sigma 300 --fn uniform:1000 --json
+A=$(jget "$OUT" fn)
+CMD=model expect_ok --bits 1000 --hashes 3 --sigma 300 --fn "gaps:$TMPD/gaps.csv" --new-fraction 0 --json
+B=$(jget "$OUT" fn)
+CHECKS=$((CHECKS + 1)); near "$B" "$A" 1e-4 || bad "gaps file $B != uniform $A"
+
+# --json names what it models
+CMD=model expect_ok --bits 1000 --hashes 5 --messages 100 --oracle --json
+CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" oracle)" = True ] || bad "oracle not echoed"
+CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" fn)" = null ] || bad "fn not null without --fn"
+CHECKS=$((CHECKS + 1)); near "$(jget "$OUT" fp)" 0.00183942003614 1e-9 || bad "oracle fp"
+
+# plan --remember: a choice with its phases, or the least memory
+CMD=plan expect_ok --bits 1000 --fp 0.01 --remember 50 --miss 0.05 --json
+CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" phases)" = 2 ] || bad "remember 50: phases $(jget "$OUT" phases)"
+M=$(jget "$OUT" miss); CHECKS=$((CHECKS + 1)); python3 -c "import sys; sys.exit(0 if float('$M') <= 0.05 else 1)" || bad "miss $M"
+CMD=plan expect_ok --bits 1000 --fp 0.01 --remember 10 --miss 0.5 --json
+CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" phases)" = 1 ] || bad "remember 10: phases $(jget "$OUT" phases)"
+CMD=plan expect_ok --memory 125 --fp 0.01 --remember 60 --miss 0.02 --json
+CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" feasible)" = False ] || bad "should be infeasible"
+L=$(jget "$OUT" least_bits); CHECKS=$((CHECKS + 1)); [ "$L" != null ] && [ "$L" -gt 1000 ] || bad "least_bits $L"
+CMD=plan expect_ok --bits "$L" --fp 0.01 --remember 60 --miss 0.02 --json
+CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" feasible)" = True ] || bad "least_bits $L is not feasible"
+
+# usage errors
+CMD=model expect_usage "--new-fraction" --bits 1000 --hashes 3 --sigma 300 --fn uniform:10 --new-fraction 0.5
+CMD=model expect_usage "--new-fraction" --bits 1000 --hashes 3 --sigma 300 --fn "gaps:$TMPD/gaps.csv"
+CMD=model expect_usage "trace" --bits 1000 --hashes 3 --sigma 300 --fn trace:/dev/null
+CMD=model expect_usage "--oracle" --bits 1000 --hashes 3 --sigma 300 --oracle
+CMD=model expect_usage "--fn" --bits 1000 --hashes 3 --sigma 300 --fn nonsense:1
+CMD=plan expect_usage "--miss" --bits 1000 --fp 0.01 --miss 0.1
+finish

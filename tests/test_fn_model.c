@@ -1,0 +1,493 @@
+/*
+ * test_fn_model.c -- the cycle-length distributions, forgetting
+ * probabilities and false-negative model (docs/models.md 8).
+ *
+ * - cycle lengths: exact (1e-10) against brute-force chains on the bit set
+ *   itself (a bitmask, every hash tuple enumerated), small M, sigma-bounded
+ *   (four variants) and real-user N-bounded;
+ * - consistency with the other models (E[L], fp) at 1e-10;
+ * - forgetting: the real filter (rbf_sim_sequence) on probe sequences with
+ *   a fixed seed, against rbf_model_forget, 4.4 standard deviations
+ *   (two-sided 99.999%) plus 0.01 absolute for the model's approximations;
+ * - rbf_model_fn against rbf_sim_run (fixed seeds): inside the simulated
+ *   99% interval widened by 2% relative.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rbf_model.h"
+#include "rbf_sim.h"
+
+static int shrink(void) { return getenv("RBF_TEST_SHRINK") != NULL; }
+
+static rbf_model_params params(uint64_t bits, unsigned k, int nc, int ret)
+{
+    rbf_model_params p;
+    rbf_model_params_init(&p);
+    p.bits = bits;
+    p.hashes = k;
+    p.non_colliding = nc;
+    p.retaining = ret;
+    return p;
+}
+
+/* ---- brute force: the chain on bitmasks, every hash tuple */
+
+/* Enumerate the k-tuples (colliding: M^k; non-colliding: ordered distinct)
+ * and call back with the tuple's mask and its probability. */
+typedef void (*tuple_fn)(void *ctx, unsigned mask, double pr);
+
+static void tuples(unsigned M, unsigned k, int nc, tuple_fn fn, void *ctx)
+{
+    unsigned idx[8] = {0};
+    double total = 0;
+    /* count tuples first */
+    unsigned long n = 1;
+    for (unsigned i = 0; i < k; i++)
+        n *= M;
+    unsigned long valid = 0;
+    for (unsigned long t = 0; t < n; t++) {
+        unsigned long x = t;
+        unsigned mask = 0, ok = 1;
+        for (unsigned i = 0; i < k; i++) {
+            idx[i] = (unsigned)(x % M);
+            x /= M;
+            if (nc && (mask >> idx[i] & 1u))
+                ok = 0;
+            mask |= 1u << idx[i];
+        }
+        valid += ok;
+    }
+    for (unsigned long t = 0; t < n; t++) {
+        unsigned long x = t;
+        unsigned mask = 0, ok = 1;
+        for (unsigned i = 0; i < k; i++) {
+            unsigned b = (unsigned)(x % M);
+            x /= M;
+            if (nc && (mask >> b & 1u))
+                ok = 0;
+            mask |= 1u << b;
+        }
+        if (ok) {
+            fn(ctx, mask, 1.0 / (double)valid);
+            total += 1.0 / (double)valid;
+        }
+    }
+    (void)total;
+}
+
+typedef struct {
+    double *cur, *next; /* per mask */
+    double *pmf;
+    unsigned n; /* current arrival index */
+    unsigned sigma, from;
+    double w;
+    int nbound; /* real-user: the state also has c; packed in cur as [c][mask] */
+} brute;
+
+static unsigned popc(unsigned x) { return (unsigned)__builtin_popcount(x); }
+
+struct push_ctx {
+    brute *b;
+    unsigned mask;
+    double w;
+};
+
+static void push_sigma(void *vctx, unsigned tmask, double pr)
+{
+    struct push_ctx *c = vctx;
+    unsigned nm = c->mask | tmask;
+    if (popc(nm) > c->b->sigma)
+        c->b->pmf[c->b->n] += c->w * pr; /* the n-th tick ends the cycle */
+    else
+        c->b->next[nm] += c->w * pr;
+}
+
+/* P(n-th tick triggers), n = 1..nmax, sigma-bounded from the empty filter */
+static void brute_sigma(unsigned M, unsigned k, int nc, unsigned sigma, unsigned nmax, double *pmf)
+{
+    size_t S = (size_t)1 << M;
+    brute b = {calloc(S, sizeof(double)), calloc(S, sizeof(double)), pmf, 0, sigma, 0, 0, 0};
+    memset(pmf, 0, (nmax + 1) * sizeof *pmf);
+    b.cur[0] = 1.0;
+    for (unsigned n = 1; n <= nmax; n++) {
+        b.n = n;
+        memset(b.next, 0, S * sizeof(double));
+        for (size_t m = 0; m < S; m++) {
+            if (b.cur[m] == 0.0)
+                continue;
+            struct push_ctx c = {&b, (unsigned)m, b.cur[m]};
+            tuples(M, k, nc, push_sigma, &c);
+        }
+        double *t = b.cur;
+        b.cur = b.next;
+        b.next = t;
+    }
+    free(b.cur);
+    free(b.next);
+}
+
+struct nctx {
+    double *next; /* [c][mask] */
+    double *pmf;
+    unsigned n, N, mask, c, M;
+    double w;
+};
+
+static void push_n(void *vctx, unsigned tmask, double pr)
+{
+    struct nctx *x = vctx;
+    unsigned nm = x->mask | tmask;
+    size_t S = (size_t)1 << x->M;
+    if (nm == x->mask) { /* a false positive: a tick that sets no bit */
+        x->next[x->c * S + nm] += x->w * pr;
+    } else if (x->c + 1 == x->N) {
+        x->pmf[x->n] += x->w * pr;
+    } else {
+        x->next[(x->c + 1) * S + nm] += x->w * pr;
+    }
+}
+
+static void brute_nreal(unsigned M, unsigned k, int nc, unsigned N, unsigned nmax, double *pmf)
+{
+    size_t S = (size_t)1 << M;
+    double *cur = calloc(N * S, sizeof(double)), *next = calloc(N * S, sizeof(double));
+    memset(pmf, 0, (nmax + 1) * sizeof *pmf);
+    cur[0] = 1.0;
+    for (unsigned n = 1; n <= nmax; n++) {
+        memset(next, 0, N * S * sizeof(double));
+        for (unsigned c = 0; c < N; c++)
+            for (size_t m = 0; m < S; m++) {
+                double w = cur[c * S + m];
+                if (w == 0.0)
+                    continue;
+                struct nctx x = {next, pmf, n, N, (unsigned)m, c, M, w};
+                tuples(M, k, nc, push_n, &x);
+            }
+        double *t = cur;
+        cur = next;
+        next = t;
+    }
+    free(cur);
+    free(next);
+}
+
+static void test_cycles_brute(void **state)
+{
+    (void)state;
+    const unsigned NMAX = 40;
+    double pmf[41];
+    unsigned checked = 0;
+    const unsigned mmax = shrink() ? 5 : 7; /* valgrind runs: smaller chains */
+    for (unsigned M = 3; M <= mmax; M++)
+        for (unsigned k = 1; k <= 3; k++)
+            for (int nc = 0; nc <= 1; nc++)
+                for (int ret = 0; ret <= 1; ret++)
+                    for (unsigned sigma = 1; sigma < M; sigma++) {
+                        if (nc && k > M)
+                            continue;
+                        if (ret && sigma < k)
+                            continue;
+                        rbf_model_params p = params(M, k, nc, ret);
+                        rbf_model_cycle_spec s;
+                        rbf_model_cycle_spec_init(&s);
+                        s.sigma = sigma;
+                        rbf_model_cycles *c = NULL;
+                        assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_MODEL_OK);
+                        brute_sigma(M, k, nc, sigma, NMAX, pmf);
+                        for (unsigned n = 1; n <= NMAX; n++) {
+                            /* retaining: L = n - 1 (the trigger is the next cycle's first) */
+                            double want = pmf[n];
+                            double got = rbf_model_cycles_pmf(c, ret ? n - 1 : n);
+                            if (fabs(got - want) > 1e-10 * (want > 1 ? want : 1)) {
+                                fprintf(stderr, "M=%u k=%u nc=%d ret=%d sigma=%u n=%u: %.15g vs %.15g\n",
+                                        M, k, nc, ret, sigma, n, got, want);
+                                fail();
+                            }
+                            checked++;
+                        }
+                        rbf_model_cycles_free(c);
+                    }
+    assert_true(checked > (shrink() ? 1000u : 5000u));
+}
+
+static void test_nreal_brute(void **state)
+{
+    (void)state;
+    const unsigned NMAX = 40;
+    double pmf[41];
+    const unsigned mmax = shrink() ? 5 : 6;
+    for (unsigned M = 3; M <= mmax; M++)
+        for (unsigned k = 1; k <= 3; k++)
+            for (int nc = 0; nc <= 1; nc++)
+                for (unsigned N = 1; N <= 4; N++) {
+                    if (nc && k > M)
+                        continue;
+                    /* the chain must not be able to fill the filter (never ends) */
+                    if ((unsigned long)N * k >= M)
+                        continue;
+                    rbf_model_params p = params(M, k, nc, 0);
+                    rbf_model_cycle_spec s;
+                    rbf_model_cycle_spec_init(&s);
+                    s.messages = N;
+                    rbf_model_cycles *c = NULL;
+                    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_MODEL_OK);
+                    brute_nreal(M, k, nc, N, NMAX, pmf);
+                    for (unsigned n = 1; n <= NMAX; n++)
+                        assert_true(fabs(rbf_model_cycles_pmf(c, n) - pmf[n]) <= 1e-10);
+                    rbf_model_cycles_free(c);
+                }
+}
+
+/* E[L] and fp agree with the other models. */
+static void test_consistency(void **state)
+{
+    (void)state;
+    rbf_model_params p = params(1000, 3, 0, 0);
+    rbf_model_cycle_spec s;
+    rbf_model_cycle_spec_init(&s);
+    s.sigma = 300;
+    rbf_model_cycles *c = NULL;
+    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_MODEL_OK);
+    /* E[L] = sum_{b<=sigma} g_b = E[N_0](sigma + 1) */
+    rbf_model_sigma_result r;
+    assert_int_equal(rbf_model_sigma(&p, 301, &r), RBF_MODEL_OK);
+    assert_true(fabs(rbf_model_cycles_mean(c) - r.expected_messages) < 1e-9 * r.expected_messages);
+    assert_true(fabs(rbf_model_cycles_fp(c) - 0.00750723486414) < 1e-10);
+    rbf_model_cycles_free(c);
+    /* real user N = 200: fp = exact_real, E[L] = N + E_fp = N / (1 - fp) */
+    p = params(1000, 5, 0, 0);
+    rbf_model_cycle_spec_init(&s);
+    s.messages = 200;
+    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_MODEL_OK);
+    assert_true(fabs(rbf_model_cycles_fp(c) - 0.0257235481745) < 1e-10 * 0.0257);
+    assert_true(fabs(rbf_model_cycles_mean(c) - 200.0 / (1.0 - 0.0257235481745)) < 1e-7);
+    rbf_model_cycles_free(c);
+    /* oracle two-phase: 1 - (1 - exact_oracle)(1 - exact_worst) */
+    rbf_model_n_result nr;
+    assert_int_equal(rbf_model_nbounded(&p, 100, &nr), RBF_MODEL_OK);
+    s.messages = 100;
+    s.oracle = 1;
+    s.phases = 2;
+    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_MODEL_OK);
+    assert_true(fabs(rbf_model_cycles_fp(c) -
+                     (1 - (1 - nr.exact_oracle) * (1 - nr.exact_worst))) < 1e-14);
+    assert_true(rbf_model_cycles_mean(c) == 100.0);
+    /* oracle one-phase: forgetting from a tick after g ticks is (g+1)/N */
+    s.phases = 1;
+    rbf_model_cycles_free(c);
+    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_MODEL_OK);
+    for (uint64_t g = 0; g < 120; g++) {
+        double want = g + 1 >= 100 ? 1.0 : (double)(g + 1) / 100.0;
+        assert_true(fabs(rbf_model_forget(c, g, RBF_MODEL_FROM_TICK, 0) - want) < 1e-12);
+    }
+    rbf_model_cycles_free(c);
+    /* domain */
+    s.oracle = 0;
+    s.sigma = 10; /* both set */
+    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_MODEL_EINVAL);
+    assert_null(c);
+}
+
+/* ---- forgetting against the real filter */
+
+static uint64_t rng(uint64_t *s) { return rbf_splitmix64(s); }
+
+/* Blocks: probe, g fresh messages, probe again; the repeat is a false
+ * negative iff the filter forgot the probe (or it is a false positive). */
+/* The fraction of probes whose repeat after g fresh messages is a false
+ * negative, on the real filter. */
+static double probe_fn(uint64_t bits, unsigned k, uint64_t sigma, uint64_t N, unsigned phases,
+                       uint64_t g, unsigned blocks, uint64_t seed)
+{
+    rbf_sim_config cfg;
+    rbf_sim_config_init(&cfg);
+    cfg.filter.bits = bits;
+    cfg.filter.hashes = k;
+    cfg.filter.sigma = sigma;
+    cfg.filter.messages = N;
+    cfg.filter.phases = phases;
+    size_t n = (size_t)blocks * (g + 2) + 20 * bits;
+    uint64_t *h = malloc(n * sizeof *h);
+    uint8_t *fl = malloc(n);
+    assert_non_null(h);
+    assert_non_null(fl);
+    size_t i = 0;
+    /* warm-up: fresh messages over several cycles */
+    for (uint64_t w = 0; w < 20 * bits; w++)
+        h[i++] = rng(&seed);
+    size_t first = i;
+    for (unsigned b = 0; b < blocks; b++) {
+        uint64_t probe = rng(&seed);
+        h[i++] = probe;
+        for (uint64_t j = 0; j < g; j++)
+            h[i++] = rng(&seed);
+        h[i++] = probe;
+    }
+    rbf_sim_counts cnt;
+    assert_int_equal(rbf_sim_sequence(&cfg, h, i, &cnt, fl), RBF_OK);
+    unsigned fn = 0;
+    for (size_t j = first + g + 1; j < i; j += g + 2) {
+        assert_true(fl[j] & RBF_SIM_FREPEAT);
+        fn += (fl[j] & RBF_SIM_FFN) != 0;
+    }
+    free(h);
+    free(fl);
+    return (double)fn / blocks;
+}
+
+static void forget_case(uint64_t bits, unsigned k, uint64_t sigma, uint64_t N, unsigned phases,
+                        uint64_t g, unsigned blocks, uint64_t seed)
+{
+    double obs = probe_fn(bits, k, sigma, N, phases, g, blocks, seed);
+    rbf_model_params p = params(phases == 2 ? bits / 2 : bits, k, 0, 0);
+    rbf_model_cycle_spec s;
+    rbf_model_cycle_spec_init(&s);
+    s.phases = phases;
+    s.sigma = sigma;
+    s.messages = N;
+    rbf_model_cycles *c = NULL;
+    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_MODEL_OK);
+    double model = rbf_model_forget(c, g, RBF_MODEL_FROM_TICK, 0) * (1 - rbf_model_cycles_fp(c));
+    rbf_model_cycles_free(c);
+    double sd = sqrt(model * (1 - model) / blocks);
+    fprintf(stderr, "forget M=%llu k=%u sigma=%llu N=%llu phases=%u g=%llu: sim %.5f model %.5f (sd %.5f)\n",
+            (unsigned long long)bits, k, (unsigned long long)sigma, (unsigned long long)N, phases,
+            (unsigned long long)g, obs, model, sd);
+    assert_true(fabs(obs - model) <= 4.4 * sd + 0.01);
+}
+
+/* rbf_plan_remember picks one or two phases as the real filter bears out:
+ * the choice's measured miss is within its bound (4.4 sd), and when it
+ * gives up the one-phase optimum (more messages per cycle), that optimum's
+ * measured miss is over the bound.  The workload (a probe repeated after
+ * exactly W fresh messages) is in none of the simulator's generators. */
+static void test_plan_remember_vs_filter(void **state)
+{
+    (void)state;
+    unsigned blocks = shrink() ? 3000 : 20000;
+    rbf_plan_options o;
+    rbf_plan_options_init(&o);
+    o.max_hashes = 12;
+    rbf_plan pl;
+    assert_int_equal(rbf_plan_memory(2000, 0.01, &o, &pl), RBF_MODEL_OK);
+    const double deltas[2] = {0.03, 0.15};
+    const unsigned want_phases[2] = {2, 1};
+    for (int i = 0; i < 2; i++) {
+        rbf_plan_remember_result r;
+        assert_int_equal(rbf_plan_remember(2000, 0.01, 30, deltas[i], &o, &r, NULL), RBF_MODEL_OK);
+        assert_true(r.feasible);
+        assert_int_equal(r.phases, want_phases[i]);
+        double obs = probe_fn(2000, r.hashes, r.sigma, 0, r.phases, 30, blocks, 100 + (uint64_t)i);
+        double sd = sqrt(deltas[i] * (1 - deltas[i]) / blocks);
+        fprintf(stderr, "remember 30 miss %.2f: phases %u k %u sigma %llu: measured %.4f (model %.4f)\n",
+                deltas[i], r.phases, r.hashes, (unsigned long long)r.sigma, obs, r.miss);
+        assert_true(obs <= deltas[i] + 4.4 * sd);
+        if (r.phases == 2) {
+            double one = probe_fn(2000, pl.sigma_bounded.hashes, pl.sigma_bounded.sigma, 0, 1, 30,
+                                  blocks, 200);
+            fprintf(stderr, "  one-phase optimum k %u sigma %llu: measured %.4f\n",
+                    pl.sigma_bounded.hashes, (unsigned long long)pl.sigma_bounded.sigma, one);
+            assert_true(one > deltas[i] + 4.4 * sd);
+        }
+    }
+}
+
+static void test_forget_vs_filter(void **state)
+{
+    (void)state;
+    unsigned blocks = shrink() ? 2000 : 20000;
+    forget_case(1000, 3, 300, 0, 1, 30, blocks, 11);
+    forget_case(1000, 3, 300, 0, 1, 90, blocks, 12);
+    forget_case(1000, 3, 150, 0, 2, 60, blocks, 13);
+    forget_case(1000, 3, 150, 0, 2, 100, blocks, 14);
+    forget_case(1000, 5, 0, 100, 1, 50, blocks, 15);
+    forget_case(1000, 5, 0, 60, 2, 80, blocks, 16);
+}
+
+/* ---- rbf_model_fn against the simulator */
+
+static void fn_case(uint64_t bits, unsigned k, uint64_t sigma, uint64_t N, unsigned phases,
+                    int oracle, const char *wl, uint64_t seed)
+{
+    rbf_sim_config cfg;
+    rbf_sim_config_init(&cfg);
+    cfg.filter.bits = bits;
+    cfg.filter.hashes = k;
+    cfg.filter.sigma = sigma;
+    cfg.filter.messages = N;
+    cfg.filter.phases = phases;
+    cfg.oracle = oracle;
+    assert_int_equal(rbf_sim_workload_parse(wl, &cfg.workload, NULL), RBF_OK);
+    cfg.arrivals = shrink() ? 20000 : 200000;
+    cfg.warmup = 10 * bits;
+    cfg.epochs = shrink() ? 3 : 8;
+    cfg.seed = seed;
+    cfg.threads = 1;
+    rbf_sim_result r;
+    assert_int_equal(rbf_sim_run(&cfg, &r), RBF_OK);
+
+    rbf_model_params p = params(phases == 2 ? bits / 2 : bits, k, 0, 0);
+    rbf_model_cycle_spec s;
+    rbf_model_cycle_spec_init(&s);
+    s.phases = phases;
+    s.sigma = sigma;
+    s.messages = N;
+    s.oracle = oracle;
+    rbf_model_workload w;
+    memset(&w, 0, sizeof w);
+    switch (cfg.workload.kind) {
+    case RBF_SIM_UNIFORM:
+        w.kind = RBF_MODEL_WL_UNIFORM;
+        w.pool = cfg.workload.pool;
+        break;
+    case RBF_SIM_ZIPF:
+        w.kind = RBF_MODEL_WL_ZIPF;
+        w.pool = cfg.workload.pool;
+        w.exponent = cfg.workload.exponent;
+        break;
+    default:
+        w.kind = RBF_MODEL_WL_FADING;
+        w.new_fraction = cfg.workload.new_fraction;
+        w.lifetime = cfg.workload.lifetime;
+    }
+    rbf_model_fn_result fr;
+    assert_int_equal(rbf_model_fn(&p, &s, &w, &fr), RBF_MODEL_OK);
+    double lo = r.fn.ci_low, hi = r.fn.ci_high;
+    fprintf(stderr, "fn %s M=%llu k=%u sigma=%llu N=%llu phases=%u oracle=%d: sim %.5f [%.5f, %.5f] model %.5f\n",
+            wl, (unsigned long long)bits, k, (unsigned long long)sigma, (unsigned long long)N,
+            phases, oracle, r.fn.mean, lo, hi, fr.fn);
+    assert_true(fr.fn >= lo * 0.98 - 1e-4 && fr.fn <= hi * 1.02 + 1e-4);
+    rbf_sim_result_free(&r);
+}
+
+static void test_fn_vs_sim(void **state)
+{
+    (void)state;
+    fn_case(1000, 3, 300, 0, 1, 0, "uniform:1000", 21);
+    fn_case(1000, 3, 150, 0, 2, 0, "fading:0.5:300", 22);
+    fn_case(1000, 5, 0, 100, 1, 0, "fading:0.5:200", 23);
+    fn_case(1000, 5, 0, 100, 2, 0, "fading:0.5:200", 24);
+    fn_case(1000, 5, 0, 100, 1, 1, "zipf:2000:1", 25);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cycles_brute),
+        cmocka_unit_test(test_nreal_brute),
+        cmocka_unit_test(test_consistency),
+        cmocka_unit_test(test_forget_vs_filter),
+        cmocka_unit_test(test_fn_vs_sim),
+        cmocka_unit_test(test_plan_remember_vs_filter),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
