@@ -83,7 +83,7 @@ static int time_fast(uint64_t M, unsigned k, double *secs)
     int reps = 0;
     double t0 = cli_cpu_seconds(), t;
     do {
-        if (rbf_model_sigma_curve(&p, M - 1, fp, en) != RBF_MODEL_OK) {
+        if (rbf_model_sigma_curve(&p, M - 1, fp, en) != RBF_OK) {
             free(fp);
             free(en);
             return -1;
@@ -165,8 +165,8 @@ static int gap_at(uint64_t M, double eps, gap_row *g)
             rbf_model_params_init(&p);
             p.bits = M;
             p.hashes = ks[ki];
-            p.non_colliding = v & 1;
-            p.retaining = v >> 1;
+            p.hashing = (v & 1) ? RBF_NON_COLLIDING : RBF_COLLIDING;
+            p.recycle = (v >> 1) ? RBF_RETAINING : RBF_NON_RETAINING;
             p.method = RBF_MODEL_EXACT;
             if (rbf_model_sigma_points(&p, pts, 9, e1) ||
                 rbf_model_two_phase_points(&p, pts, 9, e2))
@@ -227,7 +227,7 @@ int bench_model_main(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         switch (opt) {
         case O_HASHES:
-            if ((rc = cli_opt_uint(CMD, "--hashes", optarg, 1, RBF_MODEL_MAX_HASHES, &v)))
+            if ((rc = cli_opt_uint(CMD, "--hashes", optarg, 1, RBF_MAX_HASHES, &v)))
                 return rc;
             k = (unsigned)v;
             break;

@@ -9,7 +9,7 @@
  *
  * This module depends on nothing else in the project (not even rbf.h): it is
  * pure numerics.  All functions are thread-safe and reentrant.  They return
- * RBF_MODEL_OK (0) or a negative code and write results through pointers;
+ * RBF_OK (0) or a negative code and write results through pointers;
  * a result is never NaN and a probability is always within [0, 1].
  *
  * All rates are "count-instance" rates: the probability that a new message
@@ -21,27 +21,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rbf_base.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#if defined(__GNUC__) && !defined(_WIN32)
-#define RBF_MODEL_API __attribute__((visibility("default")))
-#else
-#define RBF_MODEL_API
-#endif
-
-/* Status codes (the same values as rbf.h's RBF_OK, RBF_EINVAL, RBF_ENOMEM). */
-enum {
-    RBF_MODEL_OK = 0,
-    RBF_MODEL_EINVAL = -1, /* parameters outside the model's domain */
-    RBF_MODEL_ENOMEM = -2, /* a work array could not be allocated */
-    RBF_MODEL_ECANCELED = -7 /* the progress callback asked to stop */
-};
-
-/* Largest number of hashes k the models accept (the same as rbf.h's
- * RBF_MAX_HASHES); more never helps a Bloom filter. */
-#define RBF_MODEL_MAX_HASHES 256u
+/* Status codes (RBF_OK, RBF_EINVAL for parameters outside a model's
+ * domain, RBF_ENOMEM, RBF_ECANCELED when the progress callback asked to
+ * stop), rbf_hashing, rbf_recycle_mode, RBF_MAX_HASHES and the ABI policy
+ * (reserved words at the end of every struct, zeroed by the *_init
+ * functions) are rbf_base.h's, shared with the filter and the simulator. */
 
 /* Method for the sigma-bounded model.  RBF_MODEL_FAST is the 1.0 name of
  * the exact renewal pass (RBF_MODEL_EXACT); the asymptotic method is
@@ -61,15 +51,15 @@ typedef enum {
 #define RBF_MODEL_AUTO_EXACT_BITS ((uint64_t)1 << 22)
 
 /* Progress callback for long computations: `done` of `total` units.  Return
- * nonzero to cancel (the call then returns RBF_MODEL_ECANCELED). */
+ * nonzero to cancel (the call then returns RBF_ECANCELED). */
 typedef int (*rbf_model_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
 /* Parameters shared by the models. */
 typedef struct rbf_model_params {
     uint64_t bits;      /* M: bits of one filter (for two-phase functions: of each half) */
     unsigned hashes;    /* k >= 1 */
-    int non_colliding;  /* 0: colliding hashing (positions with replacement), 1: distinct */
-    int retaining;      /* 0: non-retaining, 1: retaining (sigma-bounded only) */
+    rbf_hashing hashing;      /* RBF_COLLIDING (default) or RBF_NON_COLLIDING */
+    rbf_recycle_mode recycle; /* RBF_NON_RETAINING (default) or RBF_RETAINING (sigma-bounded only) */
     rbf_model_method method;
     rbf_model_progress_fn progress; /* may be NULL */
     void *progress_ctx;
@@ -77,15 +67,20 @@ typedef struct rbf_model_params {
      * The flat functions above ignore it; the rbf_model_blocked_* functions
      * below model the blocked layout whatever it says. */
     int layout;
+    uint64_t reserved_[8]; /* zero: room for new fields (rbf_base.h) */
 } rbf_model_params;
 
 /* Fill `p` with defaults: colliding, non-retaining, RBF_MODEL_AUTO, no
  * progress. */
-RBF_MODEL_API void rbf_model_params_init(rbf_model_params *p);
+RBF_API void rbf_model_params_init(rbf_model_params *p);
 
 /* The false-positive probability of a new message when b of M bits are
- * set: (b/M)^k colliding, C(b,k)/C(M,k) non-colliding. */
-RBF_MODEL_API double rbf_model_rho(uint64_t bits, unsigned hashes, int non_colliding, uint64_t b);
+ * set, into *out: (b/M)^k colliding, C(b,k)/C(M,k) non-colliding.  Returns
+ * RBF_OK, or RBF_EINVAL (nothing written) outside the domain: bits or
+ * hashes 0, hashes > RBF_MAX_HASHES, b > bits, non-colliding with
+ * hashes > bits, an unknown hashing, out NULL. */
+RBF_API int rbf_model_rho(uint64_t bits, unsigned hashes, rbf_hashing hashing, uint64_t b,
+                          double *out);
 
 /* One-phase sigma-bounded filter at threshold sigma (1 <= sigma < M):
  * average false-positive rate f_sigma^1 and expected messages per cycle
@@ -93,22 +88,23 @@ RBF_MODEL_API double rbf_model_rho(uint64_t bits, unsigned hashes, int non_colli
 typedef struct rbf_model_sigma_result {
     double fp;                /* f_sigma^1 */
     double expected_messages; /* E[N_0] */
+    uint64_t reserved_[4]; /* written as zero: room for new fields (rbf_base.h) */
 } rbf_model_sigma_result;
 
-RBF_MODEL_API int rbf_model_sigma(const rbf_model_params *p, uint64_t sigma,
+RBF_API int rbf_model_sigma(const rbf_model_params *p, uint64_t sigma,
                                   rbf_model_sigma_result *out);
 
 /* f_sigma^1 and E[N_0] at n given thresholds sigmas[i] (any order, each
  * 1 <= sigma < M; retaining: sigma >= k): the exact method makes one pass
  * to the largest, the asymptotic one costs milliseconds per point at any
  * M.  This is the curve at any size: sample the points you need. */
-RBF_MODEL_API int rbf_model_sigma_points(const rbf_model_params *p, const uint64_t *sigmas,
+RBF_API int rbf_model_sigma_points(const rbf_model_params *p, const uint64_t *sigmas,
                                          size_t n, rbf_model_sigma_result *out);
 
 /* The whole curve at once (exact pass): for every sigma in 0..sigma_max
  * (sigma_max < M), fp[sigma] = f_sigma^1 and en0[sigma] = E[N_0].  Either
  * array may be NULL; each must hold sigma_max + 1 entries. */
-RBF_MODEL_API int rbf_model_sigma_curve(const rbf_model_params *p, uint64_t sigma_max, double *fp,
+RBF_API int rbf_model_sigma_curve(const rbf_model_params *p, uint64_t sigma_max, double *fp,
                                         double *en0);
 
 /* Two-phase sigma-bounded filter: p->bits is M', the bits of EACH of the
@@ -119,13 +115,14 @@ typedef struct rbf_model_two_phase_result {
     double fp_active;
     double fp_frozen;
     double expected_messages; /* E[N_0] of one filter per cycle */
+    uint64_t reserved_[4]; /* written as zero: room for new fields (rbf_base.h) */
 } rbf_model_two_phase_result;
 
-RBF_MODEL_API int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma,
+RBF_API int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma,
                                       rbf_model_two_phase_result *out);
 
 /* The two-phase model at n given thresholds (as rbf_model_sigma_points). */
-RBF_MODEL_API int rbf_model_two_phase_points(const rbf_model_params *p, const uint64_t *sigmas,
+RBF_API int rbf_model_two_phase_points(const rbf_model_params *p, const uint64_t *sigmas,
                                              size_t n, rbf_model_two_phase_result *out);
 
 /* The two-phase model for every sigma in 0..sigma_max (sigma_max < M') in
@@ -133,11 +130,11 @@ RBF_MODEL_API int rbf_model_two_phase_points(const rbf_model_params *p, const ui
  * give it (fast method; p->method is ignored).  `rows` holds sigma_max + 1
  * entries.  Rows where the model is undefined (sigma = 0; retaining with
  * sigma < k) hold the formula's value, not an error. */
-RBF_MODEL_API int rbf_model_two_phase_curve(const rbf_model_params *p, uint64_t sigma_max,
+RBF_API int rbf_model_two_phase_curve(const rbf_model_params *p, uint64_t sigma_max,
                                             rbf_model_two_phase_result *rows);
 
 /* Closed form for k = 1, colliding, non-retaining (paper section IV-D). */
-RBF_MODEL_API int rbf_model_k1_closed_form(uint64_t bits, uint64_t sigma, double *fp);
+RBF_API int rbf_model_k1_closed_form(uint64_t bits, uint64_t sigma, double *fp);
 
 /* N-bounded models at N bit-setting messages per cycle.  f_w, f_o and f_a
  * are the paper's formulas (colliding hashing, whatever p->non_colliding
@@ -162,19 +159,23 @@ typedef struct rbf_model_n_result {
     uint64_t saturated_at; /* 0, or the n from which E[rho(B_n)] = 1 (every bit set,
                             * to the 1e-30 window): later terms are taken as 1 in
                             * closed form, so any N answers at once */
+    uint64_t reserved_[4]; /* written as zero: room for new fields (rbf_base.h) */
 } rbf_model_n_result;
 
-RBF_MODEL_API int rbf_model_nbounded(const rbf_model_params *p, uint64_t messages,
+RBF_API int rbf_model_nbounded(const rbf_model_params *p, uint64_t messages,
                                      rbf_model_n_result *out);
 
 /* Every N at once: rows[n-1] receives the results for N = n, n = 1..messages
  * (`rows` holds `messages` entries).  Same cost as rbf_model_nbounded at
  * N = messages. */
-RBF_MODEL_API int rbf_model_nbounded_curve(const rbf_model_params *p, uint64_t messages,
+RBF_API int rbf_model_nbounded_curve(const rbf_model_params *p, uint64_t messages,
                                            rbf_model_n_result *rows);
 
-/* The classic worst-case formula alone (cheap). */
-RBF_MODEL_API double rbf_model_f_w(uint64_t bits, unsigned hashes, uint64_t n);
+/* The classic worst-case formula alone (cheap): into *out the rate
+ * (1-(1-1/M)^{kn})^k of the message after n insertions (0 for n = 0).
+ * Returns RBF_OK, or RBF_EINVAL (nothing written) for bits or hashes 0,
+ * hashes > RBF_MAX_HASHES, or out NULL. */
+RBF_API int rbf_model_f_w(uint64_t bits, unsigned hashes, uint64_t n, double *out);
 
 /* ---- Capacity planning (MODEL.md 5) ---- */
 
@@ -187,6 +188,7 @@ typedef struct rbf_plan_choice {
     double expected_messages; /* messages per cycle: E[N_0], or N */
     double fp;                /* the model's rate at this choice */
     double gain_vs_worst_case; /* expected_messages / worst_case.expected_messages */
+    uint64_t reserved_[4]; /* written as zero: room for new fields (rbf_base.h) */
 } rbf_plan_choice;
 
 typedef struct rbf_plan {
@@ -197,20 +199,22 @@ typedef struct rbf_plan {
     rbf_plan_choice oracle_n;      /* largest N with f_o(N) <= eps */
     rbf_plan_choice worst_case;    /* largest N with f_w(N) <= eps */
     rbf_plan_choice two_phase;     /* two filters of M/2, largest sigma with f_sigma^2 <= eps */
+    uint64_t reserved_[8]; /* written as zero: room for new fields (rbf_base.h) */
 } rbf_plan;
 
 /* Planner options (rbf_plan_options_init: max_hashes 32, colliding,
  * non-retaining, no progress, RBF_MODEL_AUTO). */
 typedef struct rbf_plan_options {
     unsigned max_hashes;
-    int non_colliding;
-    int retaining;
+    rbf_hashing hashing;
+    rbf_recycle_mode recycle;
     rbf_model_progress_fn progress;
     void *progress_ctx;
     rbf_model_method method; /* RBF_MODEL_AUTO (default), _EXACT or _ASYMPTOTIC */
+    uint64_t reserved_[8];   /* zero: room for new fields (rbf_base.h) */
 } rbf_plan_options;
 
-RBF_MODEL_API void rbf_plan_options_init(rbf_plan_options *o);
+RBF_API void rbf_plan_options_init(rbf_plan_options *o);
 
 /* For total memory `bits` and target average rate eps (0 < eps < 1): the
  * best k and threshold of every policy, maximising expected messages per
@@ -220,18 +224,18 @@ RBF_MODEL_API void rbf_plan_options_init(rbf_plan_options *o);
  * feasible = 0.  Fast: k values that cannot win are skipped by a proven
  * bound (docs/models.md); with o->method = RBF_MODEL_AUTO (default) a plan
  * takes well under a second at any size up to 2^44 bits. */
-RBF_MODEL_API int rbf_plan_memory(uint64_t bits, double eps, const rbf_plan_options *o,
+RBF_API int rbf_plan_memory(uint64_t bits, double eps, const rbf_plan_options *o,
                                   rbf_plan *out);
 
 /* The inverse: the least memory (bits) whose sigma-bounded one-phase plan
  * holds at least `messages` messages per cycle at average rate eps; `out`
  * receives the plan at that memory. */
-RBF_MODEL_API int rbf_plan_messages(uint64_t messages, double eps, const rbf_plan_options *o,
+RBF_API int rbf_plan_messages(uint64_t messages, double eps, const rbf_plan_options *o,
                                     uint64_t *bits, rbf_plan *out);
 
 /* Same question for the two-phase filter: least total memory whose
  * two-phase plan holds at least `messages` per cycle. */
-RBF_MODEL_API int rbf_plan_messages_two_phase(uint64_t messages, double eps,
+RBF_API int rbf_plan_messages_two_phase(uint64_t messages, double eps,
                                               const rbf_plan_options *o, uint64_t *bits,
                                               rbf_plan *out);
 
@@ -273,9 +277,10 @@ typedef struct rbf_model_blocked_n_result {
     double exact_real;   /* real-user rate: E[FP] / (N + E[FP]) per cycle */
     double messages_per_cycle_real; /* N + E[FP]: new messages per real-user cycle */
     int exact_convolution; /* 1: block sums convolved exactly; 0: Edgeworth */
+    uint64_t reserved_[4]; /* written as zero: room for new fields (rbf_base.h) */
 } rbf_model_blocked_n_result;
 
-RBF_MODEL_API int rbf_model_blocked_nbounded(const rbf_model_params *p, uint64_t messages,
+RBF_API int rbf_model_blocked_nbounded(const rbf_model_params *p, uint64_t messages,
                                              rbf_model_blocked_n_result *out);
 
 /* Sigma-bounded blocked filter (one phase; p->retaining and
@@ -287,9 +292,10 @@ typedef struct rbf_model_blocked_sigma_result {
                                   (non-retaining: arrivals at <= sigma bits; retaining:
                                   one less, the retained message) */
     int exact_convolution;
+    uint64_t reserved_[4]; /* written as zero: room for new fields (rbf_base.h) */
 } rbf_model_blocked_sigma_result;
 
-RBF_MODEL_API int rbf_model_blocked_sigma(const rbf_model_params *p, uint64_t sigma,
+RBF_API int rbf_model_blocked_sigma(const rbf_model_params *p, uint64_t sigma,
                                           rbf_model_blocked_sigma_result *out);
 
 /* Two-phase blocked filter: p->bits is the bits of EACH filter (a multiple
@@ -302,9 +308,10 @@ typedef struct rbf_model_blocked_two_phase_result {
     double expected_messages; /* E[N_0] of one filter per cycle */
     double messages_per_cycle;
     int exact_convolution;
+    uint64_t reserved_[4]; /* written as zero: room for new fields (rbf_base.h) */
 } rbf_model_blocked_two_phase_result;
 
-RBF_MODEL_API int rbf_model_blocked_two_phase(const rbf_model_params *p, uint64_t sigma,
+RBF_API int rbf_model_blocked_two_phase(const rbf_model_params *p, uint64_t sigma,
                                               rbf_model_blocked_two_phase_result *out);
 
 /* Capacity planning for the blocked layout: the sigma-bounded one-phase
@@ -314,7 +321,7 @@ RBF_MODEL_API int rbf_model_blocked_two_phase(const rbf_model_params *p, uint64_
  * gain_vs_worst_case is against the FLAT classic sizing on the same
  * memory.  A search near the flat plan's k and sigma (docs/models.md):
  * about a second at 16 Mi bits. */
-RBF_MODEL_API int rbf_plan_blocked_memory(uint64_t bits, double eps, const rbf_plan_options *o,
+RBF_API int rbf_plan_blocked_memory(uint64_t bits, double eps, const rbf_plan_options *o,
                                           rbf_plan_choice *out);
 
 /* ---- Cycles, forgetting and false negatives (docs/models.md section 9)
@@ -336,7 +343,7 @@ typedef struct rbf_model_cycle_spec {
 } rbf_model_cycle_spec;
 
 /* One phase, no threshold, real user, reserved words zero. */
-RBF_MODEL_API void rbf_model_cycle_spec_init(rbf_model_cycle_spec *s);
+RBF_API void rbf_model_cycle_spec_init(rbf_model_cycle_spec *s);
 
 /* The distribution of ticks per cycle and what follows from it (opaque). */
 typedef struct rbf_model_cycles rbf_model_cycles;
@@ -347,22 +354,22 @@ typedef struct rbf_model_cycles rbf_model_cycles;
  * N-bounded: N bit-setting steps plus the false positives between them;
  * oracle: exactly N), truncated where the remaining mass is below 1e-13.
  * Cost O(k sigma W) or O(N W F k), W and F the windows of the distributions
- * (docs/models.md).  Returns RBF_MODEL_OK, RBF_MODEL_EINVAL (domain) or
- * RBF_MODEL_ENOMEM (also when a distribution would exceed 2^26 entries). */
-RBF_MODEL_API int rbf_model_cycles_new(const rbf_model_params *p, const rbf_model_cycle_spec *s,
+ * (docs/models.md).  Returns RBF_OK, RBF_EINVAL (domain) or
+ * RBF_ENOMEM (also when a distribution would exceed 2^26 entries). */
+RBF_API int rbf_model_cycles_new(const rbf_model_params *p, const rbf_model_cycle_spec *s,
                                        rbf_model_cycles **out);
-RBF_MODEL_API void rbf_model_cycles_free(rbf_model_cycles *c);
+RBF_API void rbf_model_cycles_free(rbf_model_cycles *c);
 
 /* P(L = n), the probability that a cycle has n ticks. */
-RBF_MODEL_API double rbf_model_cycles_pmf(const rbf_model_cycles *c, uint64_t n);
+RBF_API double rbf_model_cycles_pmf(const rbf_model_cycles *c, uint64_t n);
 /* The largest n with P(L = n) > 0 (after truncation). */
-RBF_MODEL_API uint64_t rbf_model_cycles_max(const rbf_model_cycles *c);
+RBF_API uint64_t rbf_model_cycles_max(const rbf_model_cycles *c);
 /* E[L] (ticks per cycle). */
-RBF_MODEL_API double rbf_model_cycles_mean(const rbf_model_cycles *c);
+RBF_API double rbf_model_cycles_mean(const rbf_model_cycles *c);
 /* The policy's average false-positive rate (count-instance), the same
  * model as rbf_model_sigma / _two_phase / _nbounded, plus the two-phase
  * N-bounded filter (the frozen filter holds the previous cycle's N). */
-RBF_MODEL_API double rbf_model_cycles_fp(const rbf_model_cycles *c);
+RBF_API double rbf_model_cycles_fp(const rbf_model_cycles *c);
 
 /* Where the message's last arrival fell (docs/models.md 9.2). */
 typedef enum {
@@ -375,7 +382,7 @@ typedef enum {
  * further ticks (its repeat would be reported new unless it is a false
  * positive).  `active_only` = 1 asks instead whether it is no longer held
  * by the active filter (two-phase; the same for one phase). */
-RBF_MODEL_API double rbf_model_forget(const rbf_model_cycles *c, uint64_t g, rbf_model_from from,
+RBF_API double rbf_model_forget(const rbf_model_cycles *c, uint64_t g, rbf_model_from from,
                                       int active_only);
 
 /* A workload for the false-negative model. */
@@ -411,7 +418,7 @@ typedef struct rbf_model_fn_result {
 /* The steady-state false-negative rate of `s` (filter `p`) under workload
  * `w` (docs/models.md 9.3: the gap of each repeat thinned into ticks, the
  * feedback of re-inserted repeats solved as a fixed point). */
-RBF_MODEL_API int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
+RBF_API int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
                                const rbf_model_workload *w, rbf_model_fn_result *out);
 
 /* Sizing for both errors (rbf plan --remember): among one- and two-phase
@@ -432,7 +439,7 @@ typedef struct rbf_plan_remember_result {
     uint64_t reserved_[4];
 } rbf_plan_remember_result;
 
-RBF_MODEL_API int rbf_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
+RBF_API int rbf_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
                                     const rbf_plan_options *o, rbf_plan_remember_result *out,
                                     uint64_t *least_bits);
 

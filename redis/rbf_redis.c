@@ -301,8 +301,8 @@ static int model_compute(const rbf_config *c, atomic_int *cancel, double *fp, do
     rbf_model_params p;
     rbf_model_params_init(&p);
     p.hashes = c->hashes;
-    p.non_colliding = c->hashing == RBF_NON_COLLIDING;
-    p.retaining = c->recycle == RBF_RETAINING;
+    p.hashing = (c->hashing == RBF_NON_COLLIDING) ? RBF_NON_COLLIDING : RBF_COLLIDING;
+    p.recycle = (c->recycle == RBF_RETAINING) ? RBF_RETAINING : RBF_NON_RETAINING;
     p.progress = model_progress;
     p.progress_ctx = cancel;
     p.bits = c->phases == 2 ? c->bits / 2 : c->bits;
@@ -327,7 +327,7 @@ static int model_compute(const rbf_config *c, atomic_int *cancel, double *fp, do
         *fp = NAN;
         return RR_MODEL_NONE;
     }
-    p.retaining = 0;
+    p.recycle = (0) ? RBF_RETAINING : RBF_NON_RETAINING;
     rbf_model_n_result r;
     if (rbf_model_nbounded(&p, c->messages, &r) != RBF_OK)
         return RR_MODEL_NONE;
@@ -660,8 +660,8 @@ static void plan_run(const rr_req *q, plan_out *o)
 {
     rbf_plan_options po;
     rbf_plan_options_init(&po);
-    po.non_colliding = q->hashing == RBF_NON_COLLIDING;
-    po.retaining = q->recycle == RBF_RETAINING;
+    po.hashing = (q->hashing == RBF_NON_COLLIDING) ? RBF_NON_COLLIDING : RBF_COLLIDING;
+    po.recycle = (q->recycle == RBF_RETAINING) ? RBF_RETAINING : RBF_NON_RETAINING;
     rbf_plan pl;
     memset(&pl, 0, sizeof pl);
     uint64_t bits = q->mem_bits;

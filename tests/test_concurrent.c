@@ -482,7 +482,7 @@ static void test_fp_rate_in_model_interval(void **state)
     p.bits = M;
     p.hashes = k;
     rbf_model_sigma_result mr;
-    assert_int_equal(rbf_model_sigma(&p, sigma, &mr), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_sigma(&p, sigma, &mr), RBF_OK);
 
     /* The single-threaded reference: batch means give the standard error
      * of a run's rate. */

@@ -34,8 +34,8 @@ static rbf_model_params params(uint64_t bits, unsigned k, int nc, int ret)
     rbf_model_params_init(&p);
     p.bits = bits;
     p.hashes = k;
-    p.non_colliding = nc;
-    p.retaining = ret;
+    p.hashing = (nc) ? RBF_NON_COLLIDING : RBF_COLLIDING;
+    p.recycle = (ret) ? RBF_RETAINING : RBF_NON_RETAINING;
     return p;
 }
 
@@ -201,7 +201,7 @@ static void test_cycles_brute(void **state)
                         rbf_model_cycle_spec_init(&s);
                         s.sigma = sigma;
                         rbf_model_cycles *c = NULL;
-                        assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_MODEL_OK);
+                        assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_OK);
                         brute_sigma(M, k, nc, sigma, NMAX, pmf);
                         for (unsigned n = 1; n <= NMAX; n++) {
                             /* retaining: L = n - 1 (the trigger is the next cycle's first) */
@@ -239,7 +239,7 @@ static void test_nreal_brute(void **state)
                     rbf_model_cycle_spec_init(&s);
                     s.messages = N;
                     rbf_model_cycles *c = NULL;
-                    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_MODEL_OK);
+                    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_OK);
                     brute_nreal(M, k, nc, N, NMAX, pmf);
                     for (unsigned n = 1; n <= NMAX; n++)
                         assert_true(fabs(rbf_model_cycles_pmf(c, n) - pmf[n]) <= 1e-10);
@@ -256,10 +256,10 @@ static void test_consistency(void **state)
     rbf_model_cycle_spec_init(&s);
     s.sigma = 300;
     rbf_model_cycles *c = NULL;
-    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_OK);
     /* E[L] = sum_{b<=sigma} g_b = E[N_0](sigma + 1) */
     rbf_model_sigma_result r;
-    assert_int_equal(rbf_model_sigma(&p, 301, &r), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_sigma(&p, 301, &r), RBF_OK);
     assert_true(fabs(rbf_model_cycles_mean(c) - r.expected_messages) < 1e-9 * r.expected_messages);
     assert_true(fabs(rbf_model_cycles_fp(c) - 0.00750723486414) < 1e-10);
     rbf_model_cycles_free(c);
@@ -267,24 +267,24 @@ static void test_consistency(void **state)
     p = params(1000, 5, 0, 0);
     rbf_model_cycle_spec_init(&s);
     s.messages = 200;
-    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_OK);
     assert_true(fabs(rbf_model_cycles_fp(c) - 0.0257235481745) < 1e-10 * 0.0257);
     assert_true(fabs(rbf_model_cycles_mean(c) - 200.0 / (1.0 - 0.0257235481745)) < 1e-7);
     rbf_model_cycles_free(c);
     /* oracle two-phase: 1 - (1 - exact_oracle)(1 - exact_worst) */
     rbf_model_n_result nr;
-    assert_int_equal(rbf_model_nbounded(&p, 100, &nr), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_nbounded(&p, 100, &nr), RBF_OK);
     s.messages = 100;
     s.oracle = 1;
     s.phases = 2;
-    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_OK);
     assert_true(fabs(rbf_model_cycles_fp(c) -
                      (1 - (1 - nr.exact_oracle) * (1 - nr.exact_worst))) < 1e-14);
     assert_true(rbf_model_cycles_mean(c) == 100.0);
     /* oracle one-phase: forgetting from a tick after g ticks is (g+1)/N */
     s.phases = 1;
     rbf_model_cycles_free(c);
-    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_OK);
     for (uint64_t g = 0; g < 120; g++) {
         double want = g + 1 >= 100 ? 1.0 : (double)(g + 1) / 100.0;
         assert_true(fabs(rbf_model_forget(c, g, RBF_MODEL_FROM_TICK, 0) - want) < 1e-12);
@@ -293,7 +293,7 @@ static void test_consistency(void **state)
     /* domain */
     s.oracle = 0;
     s.sigma = 10; /* both set */
-    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_MODEL_EINVAL);
+    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_EINVAL);
     assert_null(c);
 }
 
@@ -355,7 +355,7 @@ static void forget_case(uint64_t bits, unsigned k, uint64_t sigma, uint64_t N, u
     s.sigma = sigma;
     s.messages = N;
     rbf_model_cycles *c = NULL;
-    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_OK);
     double model = rbf_model_forget(c, g, RBF_MODEL_FROM_TICK, 0) * (1 - rbf_model_cycles_fp(c));
     rbf_model_cycles_free(c);
     double sd = sqrt(model * (1 - model) / blocks);
@@ -378,12 +378,12 @@ static void test_plan_remember_vs_filter(void **state)
     rbf_plan_options_init(&o);
     o.max_hashes = 12;
     rbf_plan pl;
-    assert_int_equal(rbf_plan_memory(2000, 0.01, &o, &pl), RBF_MODEL_OK);
+    assert_int_equal(rbf_plan_memory(2000, 0.01, &o, &pl), RBF_OK);
     const double deltas[2] = {0.03, 0.15};
     const unsigned want_phases[2] = {2, 1};
     for (int i = 0; i < 2; i++) {
         rbf_plan_remember_result r;
-        assert_int_equal(rbf_plan_remember(2000, 0.01, 30, deltas[i], &o, &r, NULL), RBF_MODEL_OK);
+        assert_int_equal(rbf_plan_remember(2000, 0.01, 30, deltas[i], &o, &r, NULL), RBF_OK);
         assert_true(r.feasible);
         assert_int_equal(r.phases, want_phases[i]);
         double obs = probe_fn(2000, r.hashes, r.sigma, 0, r.phases, 30, blocks, 100 + (uint64_t)i);
@@ -460,7 +460,7 @@ static void fn_case(uint64_t bits, unsigned k, uint64_t sigma, uint64_t N, unsig
         w.lifetime = cfg.workload.lifetime;
     }
     rbf_model_fn_result fr;
-    assert_int_equal(rbf_model_fn(&p, &s, &w, &fr), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_fn(&p, &s, &w, &fr), RBF_OK);
     double lo = r.fn.ci_low, hi = r.fn.ci_high;
     fprintf(stderr, "fn %s M=%llu k=%u sigma=%llu N=%llu phases=%u oracle=%d: sim %.5f [%.5f, %.5f] model %.5f\n",
             wl, (unsigned long long)bits, k, (unsigned long long)sigma, (unsigned long long)N,

@@ -72,34 +72,36 @@ static void test_public_vectors(void **state)
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
             rbf_model_params p = P(v[i].M, v[i].k, v[i].nc, v[i].ret, (rbf_model_method)m);
             rbf_model_sigma_result r;
-            assert_int_equal(rbf_model_sigma(&p, v[i].s, &r), RBF_MODEL_OK);
+            assert_int_equal(rbf_model_sigma(&p, v[i].s, &r), RBF_OK);
             /* the vectors carry 12 significant digits */
             check_rel(r.fp, v[i].fp, 1e-10, "fp");
             if (v[i].en0 > 0)
                 check_rel(r.expected_messages, v[i].en0, 1e-10, "E[N_0]");
         }
     double f;
-    assert_int_equal(rbf_model_k1_closed_form(1000, 500, &f), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_k1_closed_form(1000, 500, &f), RBF_OK);
     check_rel(f, 0.278770815295, 1e-10, "k=1 closed form");
     for (int m = 0; m < 2; m++) {
         rbf_model_params p = P(500, 3, 0, 0, (rbf_model_method)m);
         rbf_model_two_phase_result t;
-        assert_int_equal(rbf_model_two_phase(&p, 200, &t), RBF_MODEL_OK);
+        assert_int_equal(rbf_model_two_phase(&p, 200, &t), RBF_OK);
         check_rel(t.fp, 0.0808680840295, 1e-10, "two-phase");
         check_rel(1.0 - (1.0 - t.fp_active) * (1.0 - t.fp_frozen), t.fp, 1e-14, "two-phase parts");
     }
     rbf_model_params p = P(1000, 5, 0, 0, RBF_MODEL_FAST);
     rbf_model_n_result n;
-    assert_int_equal(rbf_model_nbounded(&p, 100, &n), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_nbounded(&p, 100, &n), RBF_OK);
     check_rel(n.f_w, 0.00944912525434, 1e-10, "f_w");
     check_rel(n.f_o, 0.00183255166536, 1e-10, "f_o");
     check_rel(n.f_a, 0.00183879886327, 1e-10, "f_a");
     check_rel(n.exact_worst, 0.00948248425817, 1e-10, "exact worst");
     check_rel(n.exact_oracle, 0.00183942003614, 1e-10, "exact oracle");
     check_rel(n.exact_real, 0.00185310094183, 1e-10, "exact real");
-    assert_int_equal(rbf_model_nbounded(&p, 200, &n), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_nbounded(&p, 200, &n), RBF_OK);
     check_rel(n.exact_real, 0.0257235481745, 1e-10, "exact real N=200");
-    check_rel(rbf_model_f_w(1000, 5, 100), 0.00944912525434, 1e-10, "rbf_model_f_w");
+    double fw;
+    assert_int_equal(rbf_model_f_w(1000, 5, 100, &fw), RBF_OK);
+    check_rel(fw, 0.00944912525434, 1e-10, "rbf_model_f_w");
 }
 
 /* ---- the k = 1 closed form equals both methods wherever it applies */
@@ -110,11 +112,11 @@ static void test_k1_closed_form(void **state)
     for (size_t i = 0; i < sizeof Ms / sizeof Ms[0]; i++)
         for (uint64_t s = 1; s < Ms[i]; s += 1 + Ms[i] / 17) {
             double f;
-            assert_int_equal(rbf_model_k1_closed_form(Ms[i], s, &f), RBF_MODEL_OK);
+            assert_int_equal(rbf_model_k1_closed_form(Ms[i], s, &f), RBF_OK);
             for (int m = 0; m < 2; m++) {
                 rbf_model_params p = P(Ms[i], 1, 0, 0, (rbf_model_method)m);
                 rbf_model_sigma_result r;
-                assert_int_equal(rbf_model_sigma(&p, s, &r), RBF_MODEL_OK);
+                assert_int_equal(rbf_model_sigma(&p, s, &r), RBF_OK);
                 check_rel(r.fp, f, 1e-12, "k=1");
             }
         }
@@ -144,8 +146,8 @@ static void test_fast_equals_paper(void **state)
                         rbf_model_params pf = P(M, k, nc, ret, RBF_MODEL_FAST);
                         rbf_model_params pp = P(M, k, nc, ret, RBF_MODEL_PAPER);
                         rbf_model_sigma_result rf, rp;
-                        assert_int_equal(rbf_model_sigma(&pf, s, &rf), RBF_MODEL_OK);
-                        assert_int_equal(rbf_model_sigma(&pp, s, &rp), RBF_MODEL_OK);
+                        assert_int_equal(rbf_model_sigma(&pf, s, &rf), RBF_OK);
+                        assert_int_equal(rbf_model_sigma(&pp, s, &rp), RBF_OK);
                         char what[96];
                         snprintf(what, sizeof what, "M=%llu k=%u s=%llu nc=%d ret=%d",
                                  (unsigned long long)M, k, (unsigned long long)s, nc, ret);
@@ -153,8 +155,8 @@ static void test_fast_equals_paper(void **state)
                         /* E[N_0]: renewal sum vs the backward recursion of IV-F */
                         check_rel(rf.expected_messages, rp.expected_messages, 1e-10, what);
                         rbf_model_two_phase_result tf, tp;
-                        assert_int_equal(rbf_model_two_phase(&pf, s, &tf), RBF_MODEL_OK);
-                        assert_int_equal(rbf_model_two_phase(&pp, s, &tp), RBF_MODEL_OK);
+                        assert_int_equal(rbf_model_two_phase(&pf, s, &tf), RBF_OK);
+                        assert_int_equal(rbf_model_two_phase(&pp, s, &tp), RBF_OK);
                         check_rel(tf.fp, tp.fp, 1e-10, what);
                         check_rel(tf.fp_frozen, tp.fp_frozen, 1e-10, what);
                         cases++;
@@ -185,14 +187,14 @@ static void test_brute_force(void **state)
                         for (int m = 0; m < 2; m++) {
                             rbf_model_params p = P(M, k, nc, ret, (rbf_model_method)m);
                             rbf_model_sigma_result r;
-                            assert_int_equal(rbf_model_sigma(&p, s, &r), RBF_MODEL_OK);
+                            assert_int_equal(rbf_model_sigma(&p, s, &r), RBF_OK);
                             check_rel(r.fp, bfp, 1e-10, what);
                             check_rel(r.expected_messages, ben0, 1e-10, what);
                             if (!ret) {
                                 double b2;
                                 assert_int_equal(brute_two_phase(M, k, nc, s, &b2), 0);
                                 rbf_model_two_phase_result t;
-                                assert_int_equal(rbf_model_two_phase(&p, s, &t), RBF_MODEL_OK);
+                                assert_int_equal(rbf_model_two_phase(&p, s, &t), RBF_OK);
                                 check_rel(t.fp, b2, 1e-10, what);
                             }
                         }
@@ -234,7 +236,7 @@ static void test_nbounded_brute(void **state)
                     brute_nbounded(M, k, nc, N, &w, &o, &r);
                     rbf_model_params p = P(M, k, nc, 0, RBF_MODEL_FAST);
                     rbf_model_n_result n;
-                    assert_int_equal(rbf_model_nbounded(&p, N, &n), RBF_MODEL_OK);
+                    assert_int_equal(rbf_model_nbounded(&p, N, &n), RBF_OK);
                     char what[64];
                     snprintf(what, sizeof what, "nb M=%u k=%u nc=%d N=%u", M, k, nc, N);
                     check_rel(n.exact_worst, w, 1e-12, what);
@@ -276,7 +278,7 @@ static void test_nbounded_bounds(void **state)
                 }
                 rbf_model_params p = P(M, k, 0, 0, RBF_MODEL_FAST);
                 rbf_model_n_result n;
-                assert_int_equal(rbf_model_nbounded(&p, N, &n), RBF_MODEL_OK);
+                assert_int_equal(rbf_model_nbounded(&p, N, &n), RBF_OK);
                 char what[64];
                 snprintf(what, sizeof what, "bounds M=%llu k=%u N=%llu", (unsigned long long)M, k,
                          (unsigned long long)N);
@@ -319,7 +321,7 @@ static void test_monotone(void **state)
                         continue;
                     rbf_model_params p = P(M, k, nc, ret, RBF_MODEL_FAST);
                     double *fp = malloc(M * sizeof *fp), *en = malloc(M * sizeof *en);
-                    assert_int_equal(rbf_model_sigma_curve(&p, M - 1, fp, en), RBF_MODEL_OK);
+                    assert_int_equal(rbf_model_sigma_curve(&p, M - 1, fp, en), RBF_OK);
                     double prev2 = 0.0;
                     for (uint64_t s = 1; s < M; s++) {
                         assert_true(fp[s] >= fp[s - 1] * (1 - 1e-13));
@@ -327,12 +329,12 @@ static void test_monotone(void **state)
                         if ((ret && s < k) || (M > 100 && s % 37 != 0))
                             continue;
                         rbf_model_sigma_result r;
-                        assert_int_equal(rbf_model_sigma(&p, s, &r), RBF_MODEL_OK);
+                        assert_int_equal(rbf_model_sigma(&p, s, &r), RBF_OK);
                         check_rel(fp[s], r.fp, 1e-13, "curve vs point");
                         check_rel(en[s], r.expected_messages, 1e-13, "curve vs point");
                         if (M <= 100) {
                             rbf_model_two_phase_result t;
-                            assert_int_equal(rbf_model_two_phase(&p, s, &t), RBF_MODEL_OK);
+                            assert_int_equal(rbf_model_two_phase(&p, s, &t), RBF_OK);
                             assert_true(t.fp >= prev2 * (1 - 1e-12));
                             assert_true(t.fp >= t.fp_active);
                             prev2 = t.fp;
@@ -352,22 +354,22 @@ static void test_curves(void **state)
             uint64_t M = 300;
             rbf_model_params p = P(M, k, v & 1, v >> 1, RBF_MODEL_FAST);
             rbf_model_two_phase_result *rows = malloc(M * sizeof *rows);
-            assert_int_equal(rbf_model_two_phase_curve(&p, M - 1, rows), RBF_MODEL_OK);
+            assert_int_equal(rbf_model_two_phase_curve(&p, M - 1, rows), RBF_OK);
             for (uint64_t s = 1; s < M; s += 7) {
                 if ((v >> 1) && s < k)
                     continue;
                 rbf_model_two_phase_result t;
-                assert_int_equal(rbf_model_two_phase(&p, s, &t), RBF_MODEL_OK);
+                assert_int_equal(rbf_model_two_phase(&p, s, &t), RBF_OK);
                 check_rel(rows[s].fp, t.fp, 1e-13, "two-phase curve");
                 check_rel(rows[s].fp_frozen, t.fp_frozen, 1e-13, "two-phase curve frozen");
                 check_rel(rows[s].expected_messages, t.expected_messages, 1e-13, "curve E[N_0]");
             }
             free(rows);
             rbf_model_n_result *nr = malloc(150 * sizeof *nr);
-            assert_int_equal(rbf_model_nbounded_curve(&p, 150, nr), RBF_MODEL_OK);
+            assert_int_equal(rbf_model_nbounded_curve(&p, 150, nr), RBF_OK);
             for (uint64_t N = 1; N <= 150; N += 37) {
                 rbf_model_n_result n;
-                assert_int_equal(rbf_model_nbounded(&p, N, &n), RBF_MODEL_OK);
+                assert_int_equal(rbf_model_nbounded(&p, N, &n), RBF_OK);
                 const double *a = &nr[N - 1].f_w, *b = &n.f_w;
                 for (int q = 0; q < 6; q++)
                     check_rel(a[q], b[q], 1e-13, "nbounded curve");
@@ -392,19 +394,19 @@ static void test_progress_cancel(void **state)
     p.progress = cancel_at;
     p.progress_ctx = &calls;
     rbf_model_sigma_result r;
-    assert_int_equal(rbf_model_sigma(&p, (1u << 20) - 1, &r), RBF_MODEL_ECANCELED);
+    assert_int_equal(rbf_model_sigma(&p, (1u << 20) - 1, &r), RBF_ECANCELED);
     assert_true(calls >= 1);
     p.method = RBF_MODEL_PAPER;
     p.bits = 100000;
-    assert_int_equal(rbf_model_sigma(&p, 90000, &r), RBF_MODEL_ECANCELED);
-    p.retaining = 1;
-    assert_int_equal(rbf_model_sigma(&p, 90000, &r), RBF_MODEL_ECANCELED);
+    assert_int_equal(rbf_model_sigma(&p, 90000, &r), RBF_ECANCELED);
+    p.recycle = (1) ? RBF_RETAINING : RBF_NON_RETAINING;
+    assert_int_equal(rbf_model_sigma(&p, 90000, &r), RBF_ECANCELED);
     p.method = RBF_MODEL_FAST;
-    p.retaining = 0;
+    p.recycle = (0) ? RBF_RETAINING : RBF_NON_RETAINING;
     rbf_model_n_result n;
-    assert_int_equal(rbf_model_nbounded(&p, 5000, &n), RBF_MODEL_ECANCELED);
+    assert_int_equal(rbf_model_nbounded(&p, 5000, &n), RBF_ECANCELED);
     double *fp = malloc(100000 * sizeof *fp);
-    assert_int_equal(rbf_model_sigma_curve(&p, 99999, fp, NULL), RBF_MODEL_ECANCELED);
+    assert_int_equal(rbf_model_sigma_curve(&p, 99999, fp, NULL), RBF_ECANCELED);
     free(fp);
 }
 

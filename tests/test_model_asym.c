@@ -47,11 +47,11 @@ static unsigned compare_at(uint64_t M, unsigned k, int nc, int ret)
             pts[i] = k;
     }
     rbf_model_params p = tu_model_params(M, k, nc, ret, RBF_MODEL_EXACT);
-    assert_int_equal(rbf_model_sigma_points(&p, pts, NP, e1), RBF_MODEL_OK);
-    assert_int_equal(rbf_model_two_phase_points(&p, pts, NP, e2), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_sigma_points(&p, pts, NP, e1), RBF_OK);
+    assert_int_equal(rbf_model_two_phase_points(&p, pts, NP, e2), RBF_OK);
     p.method = RBF_MODEL_ASYMPTOTIC;
-    assert_int_equal(rbf_model_sigma_points(&p, pts, NP, f1), RBF_MODEL_OK);
-    assert_int_equal(rbf_model_two_phase_points(&p, pts, NP, f2), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_sigma_points(&p, pts, NP, f1), RBF_OK);
+    assert_int_equal(rbf_model_two_phase_points(&p, pts, NP, f2), RBF_OK);
     unsigned used = 0;
     for (unsigned i = 0; i < NP; i++) {
         double g[4] = {rel(f1[i].fp, e1[i].fp),
@@ -65,7 +65,7 @@ static unsigned compare_at(uint64_t M, unsigned k, int nc, int ret)
                 fail();
             }
         model_asym a;
-        assert_int_equal(rbf__asym_init(&a, M, k, nc, pts[i], NULL), RBF_MODEL_OK);
+        assert_int_equal(rbf__asym_init(&a, M, k, nc, pts[i], NULL), RBF_OK);
         if (a.b1 != UINT64_MAX && pts[i] >= a.b1)
             used++;
         rbf__asym_free(&a);
@@ -74,10 +74,10 @@ static unsigned compare_at(uint64_t M, unsigned k, int nc, int ret)
      * prefixes may differ in length: agreement to the method's accuracy) */
     rbf_model_sigma_result one;
     rbf_model_two_phase_result two;
-    assert_int_equal(rbf_model_sigma(&p, pts[2], &one), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_sigma(&p, pts[2], &one), RBF_OK);
     assert_true(rel(one.fp, e1[2].fp) <= TOL);
     assert_true(rel(one.expected_messages, e1[2].expected_messages) <= TOL);
-    assert_int_equal(rbf_model_two_phase(&p, pts[3], &two), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_two_phase(&p, pts[3], &two), RBF_OK);
     assert_true(rel(two.fp, e2[3].fp) <= TOL);
     return used;
 }
@@ -116,7 +116,7 @@ static void test_constant(void **state)
             if (!nc)
                 assert_true(rel(C, (double)M / k) < 1e-15);
             model_pass ps;
-            assert_int_equal(rbf__model_pass_init(&ps, M, k, nc), RBF_MODEL_OK);
+            assert_int_equal(rbf__model_pass_init(&ps, M, k, nc), RBF_OK);
             for (uint64_t b = 0; b <= M / 2; b++)
                 rbf__model_pass_step(&ps);
             double g = ps.g * (double)(M - M / 2);
@@ -174,8 +174,8 @@ static void test_saturation(void **state)
     rbf_model_params p = tu_model_params(1000, 3, 0, 0, RBF_MODEL_EXACT);
     rbf_model_n_result one, *rows = malloc(N * sizeof *rows);
     assert_non_null(rows);
-    assert_int_equal(rbf_model_nbounded(&p, N, &one), RBF_MODEL_OK);
-    assert_int_equal(rbf_model_nbounded_curve(&p, N, rows), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_nbounded(&p, N, &one), RBF_OK);
+    assert_int_equal(rbf_model_nbounded_curve(&p, N, rows), RBF_OK);
     assert_true(one.saturated_at > 0 && one.saturated_at < N);
     assert_true(rel(one.exact_worst, rows[N - 1].exact_worst) <= 1e-12);
     assert_true(rel(one.exact_oracle, rows[N - 1].exact_oracle) <= 1e-12);
@@ -183,7 +183,7 @@ static void test_saturation(void **state)
     free(rows);
     /* 10^12 messages answer at once */
     p.method = RBF_MODEL_AUTO;
-    assert_int_equal(rbf_model_nbounded(&p, 1000000000000ull, &one), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_nbounded(&p, 1000000000000ull, &one), RBF_OK);
     assert_true(one.exact_worst == 1.0 && one.exact_real == 1.0);
     assert_true(one.exact_oracle < 1.0 && one.exact_oracle > 1.0 - 1e-8);
     assert_true(rel(one.f_o, one.exact_oracle) < 1e-9);
@@ -203,13 +203,13 @@ static void test_plan_fast_vs_exact(void **state)
                     continue;
                 rbf_plan_options o;
                 rbf_plan_options_init(&o);
-                o.non_colliding = v & 1;
-                o.retaining = v >> 1;
+                o.hashing = (v & 1) ? RBF_NON_COLLIDING : RBF_COLLIDING;
+                o.recycle = (v >> 1) ? RBF_RETAINING : RBF_NON_RETAINING;
                 rbf_plan pe, pf;
                 o.method = RBF_MODEL_EXACT;
-                assert_int_equal(rbf_plan_memory(Ms[mi], eps[ei], &o, &pe), RBF_MODEL_OK);
+                assert_int_equal(rbf_plan_memory(Ms[mi], eps[ei], &o, &pe), RBF_OK);
                 o.method = RBF_MODEL_ASYMPTOTIC;
-                assert_int_equal(rbf_plan_memory(Ms[mi], eps[ei], &o, &pf), RBF_MODEL_OK);
+                assert_int_equal(rbf_plan_memory(Ms[mi], eps[ei], &o, &pf), RBF_OK);
                 const rbf_plan_choice *a[5] = {&pe.sigma_bounded, &pe.average_n, &pe.oracle_n,
                                                &pe.worst_case, &pe.two_phase};
                 const rbf_plan_choice *b[5] = {&pf.sigma_bounded, &pf.average_n, &pf.oracle_n,
@@ -228,9 +228,9 @@ static void test_plan_fast_vs_exact(void **state)
     rbf_plan_options o;
     rbf_plan_options_init(&o);
     o.method = RBF_MODEL_EXACT;
-    assert_int_equal(rbf_plan_messages(150000, 0.001, &o, &be, NULL), RBF_MODEL_OK);
+    assert_int_equal(rbf_plan_messages(150000, 0.001, &o, &be, NULL), RBF_OK);
     o.method = RBF_MODEL_ASYMPTOTIC;
-    assert_int_equal(rbf_plan_messages(150000, 0.001, &o, &bf, NULL), RBF_MODEL_OK);
+    assert_int_equal(rbf_plan_messages(150000, 0.001, &o, &bf, NULL), RBF_OK);
     assert_int_equal(be, bf);
 }
 
@@ -242,23 +242,23 @@ static void test_points_api(void **state)
     rbf_model_params p = tu_model_params(1000, 3, 0, 0, RBF_MODEL_EXACT);
     uint64_t pts[] = {300, 10, 999, 300, 1};
     rbf_model_sigma_result r[5], one;
-    assert_int_equal(rbf_model_sigma_points(&p, pts, 5, r), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_sigma_points(&p, pts, 5, r), RBF_OK);
     for (int i = 0; i < 5; i++) {
-        assert_int_equal(rbf_model_sigma(&p, pts[i], &one), RBF_MODEL_OK);
+        assert_int_equal(rbf_model_sigma(&p, pts[i], &one), RBF_OK);
         assert_true(one.fp == r[i].fp && one.expected_messages == r[i].expected_messages);
     }
     assert_true(fabs(r[0].fp - 0.00750723486414) < 1e-13); /* MODEL.md 6 */
     uint64_t bad[] = {5, 1000};
-    assert_int_equal(rbf_model_sigma_points(&p, bad, 2, r), RBF_MODEL_EINVAL);
+    assert_int_equal(rbf_model_sigma_points(&p, bad, 2, r), RBF_EINVAL);
     rbf_model_two_phase_result t[2], t1;
     uint64_t tp[] = {200, 100};
     p.bits = 500;
-    assert_int_equal(rbf_model_two_phase_points(&p, tp, 2, t), RBF_MODEL_OK);
-    assert_int_equal(rbf_model_two_phase(&p, 200, &t1), RBF_MODEL_OK);
+    assert_int_equal(rbf_model_two_phase_points(&p, tp, 2, t), RBF_OK);
+    assert_int_equal(rbf_model_two_phase(&p, 200, &t1), RBF_OK);
     assert_true(t1.fp == t[0].fp);
     assert_true(fabs(t[0].fp - 0.0808680840295) < 1e-12); /* MODEL.md 6 */
     p.method = (rbf_model_method)7;
-    assert_int_equal(rbf_model_sigma_points(&p, tp, 2, r), RBF_MODEL_EINVAL);
+    assert_int_equal(rbf_model_sigma_points(&p, tp, 2, r), RBF_EINVAL);
 }
 
 int main(void)

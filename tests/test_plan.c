@@ -26,7 +26,7 @@ static void test_model_md_example(void **state)
     for (unsigned K = 14; K <= 32; K += 18) {
         o.max_hashes = K;
         rbf_plan p;
-        assert_int_equal(rbf_plan_memory(1000, 0.01, &o, &p), RBF_MODEL_OK);
+        assert_int_equal(rbf_plan_memory(1000, 0.01, &o, &p), RBF_OK);
         assert_int_equal(p.sigma_bounded.hashes, 6);
         assert_int_equal(p.sigma_bounded.sigma, 606);
         assert_true(fabs(p.sigma_bounded.expected_messages - 155.5) < 0.05);
@@ -55,7 +55,7 @@ static void exhaustive_sigma(uint64_t M, double eps, unsigned K, int nc, int ret
             break;
         rbf_model_params p = tu_model_params(M, k, nc, ret, RBF_MODEL_FAST);
         double *fp = malloc(M * sizeof *fp), *en = malloc(M * sizeof *en);
-        assert_int_equal(rbf_model_sigma_curve(&p, M - 1, fp, en), RBF_MODEL_OK);
+        assert_int_equal(rbf_model_sigma_curve(&p, M - 1, fp, en), RBF_OK);
         for (uint64_t s = M - 1; s >= 1; s--) {
             if (s < k)
                 break; /* the planner keeps the filter's rule sigma >= k */
@@ -64,7 +64,7 @@ static void exhaustive_sigma(uint64_t M, double eps, unsigned K, int nc, int ret
                 if (f > eps)
                     continue; /* f^2 >= f^1 */
                 rbf_model_two_phase_result t;
-                assert_int_equal(rbf_model_two_phase(&p, s, &t), RBF_MODEL_OK);
+                assert_int_equal(rbf_model_two_phase(&p, s, &t), RBF_OK);
                 f = t.fp;
             }
             if (f <= eps) { /* the largest feasible sigma of this k */
@@ -93,11 +93,11 @@ static void test_sigma_exhaustive(void **state)
             for (int v = 0; v < 4; v++) {
                 rbf_plan_options o;
                 rbf_plan_options_init(&o);
-                o.non_colliding = v & 1;
-                o.retaining = v >> 1;
+                o.hashing = (v & 1) ? RBF_NON_COLLIDING : RBF_COLLIDING;
+                o.recycle = (v >> 1) ? RBF_RETAINING : RBF_NON_RETAINING;
                 o.max_hashes = 20;
                 rbf_plan pl;
-                assert_int_equal(rbf_plan_memory(Ms[a], eps[b], &o, &pl), RBF_MODEL_OK);
+                assert_int_equal(rbf_plan_memory(Ms[a], eps[b], &o, &pl), RBF_OK);
                 rbf_plan_choice ex;
                 exhaustive_sigma(Ms[a], eps[b], 20, v & 1, v >> 1, 0, &ex);
                 char what[96];
@@ -134,7 +134,7 @@ static void test_nbounded_exhaustive(void **state)
         for (size_t b = 0; b < 3; b++) {
             uint64_t M = Ms[a];
             rbf_plan pl;
-            assert_int_equal(rbf_plan_memory(M, eps[b], NULL, &pl), RBF_MODEL_OK);
+            assert_int_equal(rbf_plan_memory(M, eps[b], NULL, &pl), RBF_OK);
             uint64_t bw = 0, bo = 0, ba = 0;
             unsigned kw = 0, ko = 0, ka = 0;
             for (unsigned k = 1; k <= 32; k++) {
@@ -188,11 +188,11 @@ static void test_plan_messages(void **state)
                 rbf_plan pl, below;
                 int rc = two ? rbf_plan_messages_two_phase(Ns[a], eps[b], NULL, &bits, &pl)
                              : rbf_plan_messages(Ns[a], eps[b], NULL, &bits, &pl);
-                assert_int_equal(rc, RBF_MODEL_OK);
+                assert_int_equal(rc, RBF_OK);
                 assert_int_equal(pl.bits, bits);
                 const rbf_plan_choice *c = two ? &pl.two_phase : &pl.sigma_bounded;
                 assert_true(c->feasible && c->expected_messages >= (double)Ns[a]);
-                assert_int_equal(rbf_plan_memory(bits - 1, eps[b], NULL, &below), RBF_MODEL_OK);
+                assert_int_equal(rbf_plan_memory(bits - 1, eps[b], NULL, &below), RBF_OK);
                 const rbf_plan_choice *d = two ? &below.two_phase : &below.sigma_bounded;
                 if (d->feasible && d->expected_messages >= (double)Ns[a]) {
                     print_error("N=%llu eps=%g two=%d: bits %llu, but %llu bits hold %.6f\n",
@@ -203,7 +203,7 @@ static void test_plan_messages(void **state)
             }
     /* M = 1000, eps = 0.01 holds 155.5: so 155 messages need at most 1000 bits */
     uint64_t bits;
-    assert_int_equal(rbf_plan_messages(155, 0.01, NULL, &bits, NULL), RBF_MODEL_OK);
+    assert_int_equal(rbf_plan_messages(155, 0.01, NULL, &bits, NULL), RBF_OK);
     assert_true(bits <= 1000 && bits > 900);
 }
 

@@ -90,10 +90,10 @@ static void sigma_models_paper_setup(void **state)
                 rbf_model_params_init(&p);
                 p.bits = 1000;
                 p.hashes = 3;
-                p.non_colliding = nc;
-                p.retaining = ret;
+                p.hashing = (nc) ? RBF_NON_COLLIDING : RBF_COLLIDING;
+                p.recycle = (ret) ? RBF_RETAINING : RBF_NON_RETAINING;
                 rbf_model_sigma_result mr;
-                assert_int_equal(rbf_model_sigma(&p, sigmas[i], &mr), RBF_MODEL_OK);
+                assert_int_equal(rbf_model_sigma(&p, sigmas[i], &mr), RBF_OK);
                 assert_true(r.messages_per_cycle.ci_high >= mr.expected_messages * 0.99);
                 rbf_sim_result_free(&r);
             }
@@ -138,8 +138,8 @@ static void sigma_public_vectors(void **state)
             p.bits = 1000;
             p.hashes = 3;
             rbf_model_sigma_result lo, hi;
-            assert_int_equal(rbf_model_sigma(&p, 290, &lo), RBF_MODEL_OK);
-            assert_int_equal(rbf_model_sigma(&p, 310, &hi), RBF_MODEL_OK);
+            assert_int_equal(rbf_model_sigma(&p, 290, &lo), RBF_OK);
+            assert_int_equal(rbf_model_sigma(&p, 310, &hi), RBF_OK);
             assert_true(lo.fp < r.fp.ci_low);
             assert_true(hi.fp > r.fp.ci_high);
         }

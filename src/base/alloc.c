@@ -13,19 +13,19 @@
 static void *libc_malloc(void *ctx, size_t size)
 {
     (void)ctx;
-    return malloc(size);
+    return rbf__malloc(size);
 }
 
 static void *libc_realloc(void *ctx, void *ptr, size_t size)
 {
     (void)ctx;
-    return realloc(ptr, size);
+    return rbf__realloc(ptr, size);
 }
 
 static void libc_free(void *ctx, void *ptr)
 {
     (void)ctx;
-    free(ptr);
+    rbf__free(ptr);
 }
 
 static rbf_allocator g_alloc = {libc_malloc, libc_realloc, libc_free, NULL, NULL, {NULL}};

@@ -260,7 +260,7 @@ typedef struct dedup_sizing {
 } dedup_sizing;
 
 /* Plan a filter of `bits` total bits for average rate eps.  Returns
- * RBF_MODEL_OK, RBF_MODEL_ENOMEM, or RBF_MODEL_EINVAL when no
+ * RBF_OK, RBF_ENOMEM, or RBF_EINVAL when no
  * configuration is feasible. */
 static int dedup_plan(uint64_t bits, double eps, unsigned phases, dedup_sizing *out)
 {
@@ -271,18 +271,18 @@ static int dedup_plan(uint64_t bits, double eps, unsigned phases, dedup_sizing *
     cli_progress_begin("rbf dedup: planning", 0);
     int rc = rbf_plan_memory(bits, eps, &po, &plan);
     cli_progress_end();
-    if (rc == RBF_MODEL_ENOMEM)
+    if (rc == RBF_ENOMEM)
         return rc;
     if (rc < 0)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     const rbf_plan_choice *ch = phases == 2 ? &plan.two_phase : &plan.sigma_bounded;
     if (!ch->feasible || ch->sigma == 0 || ch->hashes == 0)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     out->hashes = ch->hashes;
     out->sigma = ch->sigma;
     out->fp = ch->fp;
     out->expected_lines = ch->expected_messages;
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* ---- options */
@@ -429,7 +429,7 @@ int cmd_dedup(int argc, char **argv)
     }
     dedup_sizing sz;
     int prc = dedup_plan(bits, eps, (unsigned)phases, &sz);
-    if (prc == RBF_MODEL_ENOMEM)
+    if (prc == RBF_ENOMEM)
         return cli_fail(CMD, "out of memory while planning a filter of %" PRIu64 " bytes", bytes);
     if (prc < 0)
         return cli_fail(CMD,

@@ -71,7 +71,7 @@ static void help(void)
         "  rbf model --bits 1000 --hashes 5 --messages 100 --json\n"
         "  rbf model --bits 64Ki --hashes 7 --sigma 32Ki --layout blocked\n"
         "  rbf model --bits 1000 --hashes 3 --sigma 600 --curve > curve.csv\n",
-        RBF_MODEL_MAX_HASHES);
+        RBF_MAX_HASHES);
 }
 
 enum { O_BITS = 256, O_HASHES, O_SIGMA, O_MESSAGES, O_HASHING, O_RECYCLE, O_PHASES, O_METHOD,
@@ -185,9 +185,9 @@ static void header(const opts *o)
 
 static int lib_fail(int rc)
 {
-    if (rc == RBF_MODEL_ENOMEM)
+    if (rc == RBF_ENOMEM)
         return cli_fail(CMD, "out of memory");
-    if (rc == RBF_MODEL_ECANCELED)
+    if (rc == RBF_ECANCELED)
         return cli_fail(CMD, "cancelled");
     return cli_fail(CMD, "the model rejected these parameters");
 }
@@ -225,7 +225,7 @@ static int run_sigma_points(const opts *o, rbf_model_params *p, uint64_t first)
     cli_progress_begin("model", o->sigma + 1);
     if (o->phases == 2) {
         rbf_model_two_phase_result *rows = malloc(n * sizeof *rows);
-        rc = rows ? rbf_model_two_phase_points(p, pts, n, rows) : RBF_MODEL_ENOMEM;
+        rc = rows ? rbf_model_two_phase_points(p, pts, n, rows) : RBF_ENOMEM;
         cli_progress_end();
         if (!rc) {
             printf("sigma,fp,fp_active,fp_frozen,expected_messages\n");
@@ -236,7 +236,7 @@ static int run_sigma_points(const opts *o, rbf_model_params *p, uint64_t first)
         free(rows);
     } else {
         rbf_model_sigma_result *rows = malloc(n * sizeof *rows);
-        rc = rows ? rbf_model_sigma_points(p, pts, n, rows) : RBF_MODEL_ENOMEM;
+        rc = rows ? rbf_model_sigma_points(p, pts, n, rows) : RBF_ENOMEM;
         cli_progress_end();
         if (!rc) {
             printf("sigma,fp,expected_messages\n");
@@ -517,7 +517,7 @@ int cmd_model(int argc, char **argv)
             have_bits = 1;
             break;
         case O_HASHES:
-            if ((rc = cli_opt_uint(CMD, "--hashes", optarg, 1, RBF_MODEL_MAX_HASHES, &v)))
+            if ((rc = cli_opt_uint(CMD, "--hashes", optarg, 1, RBF_MAX_HASHES, &v)))
                 return rc;
             o.hashes = (unsigned)v;
             have_hashes = 1;
@@ -693,8 +693,8 @@ int cmd_model(int argc, char **argv)
     rbf_model_params_init(&p);
     p.bits = per_filter;
     p.hashes = o.hashes;
-    p.non_colliding = o.nc;
-    p.retaining = o.ret;
+    p.hashing = (o.nc) ? RBF_NON_COLLIDING : RBF_COLLIDING;
+    p.recycle = (o.ret) ? RBF_RETAINING : RBF_NON_RETAINING;
     p.method = o.method;
     p.progress = cli_progress_cb;
     p.progress_ctx = NULL;

@@ -85,9 +85,9 @@ static int read_gaps(const char *path, uint64_t **gaps, double **prob, size_t *n
 
 static int lib_fail(int rc)
 {
-    if (rc == RBF_MODEL_ENOMEM)
+    if (rc == RBF_ENOMEM)
         return cli_fail(CMD, "out of memory (or a cycle distribution too long for this model)");
-    if (rc == RBF_MODEL_ECANCELED)
+    if (rc == RBF_ECANCELED)
         return cli_fail(CMD, "cancelled");
     return cli_fail(CMD, "the model rejected these parameters");
 }
@@ -98,8 +98,8 @@ int cli_model_fn(const cli_model_fn_args *a)
     rbf_model_params_init(&p);
     p.bits = a->phases == 2 ? a->bits / 2 : a->bits;
     p.hashes = a->hashes;
-    p.non_colliding = a->nc;
-    p.retaining = a->ret;
+    p.hashing = (a->nc) ? RBF_NON_COLLIDING : RBF_COLLIDING;
+    p.recycle = (a->ret) ? RBF_RETAINING : RBF_NON_RETAINING;
     p.progress = cli_progress_cb;
     rbf_model_cycle_spec s;
     rbf_model_cycle_spec_init(&s);

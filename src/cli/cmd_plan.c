@@ -56,7 +56,7 @@ static void help(void)
         "  rbf plan --memory 64MiB --fp 1e-6 --json\n"
         "  rbf plan --messages 1M --fp 0.001\n"
         "  rbf plan --bits 16Mi --fp 0.001 --layout blocked\n",
-        RBF_MODEL_MAX_HASHES);
+        RBF_MAX_HASHES);
 }
 
 enum { O_BITS = 256, O_MEMORY, O_MESSAGES, O_FP, O_MAXK, O_HASHING, O_RECYCLE, O_METHOD, O_JSON,
@@ -118,7 +118,7 @@ static void json_plan_fields(const rbf_plan *p, const rbf_plan_options *o)
     printf(", \"max_hashes\": %u, \"k_at_max_hashes\": %s, \"hashing\": \"%s\", \"recycle\": \"%s\", ",
            o->max_hashes,
            p->sigma_bounded.feasible && p->sigma_bounded.hashes == o->max_hashes ? "true" : "false",
-           cli_hashing_name(o->non_colliding), cli_recycle_name(o->retaining));
+           cli_hashing_name((o->hashing == RBF_NON_COLLIDING)), cli_recycle_name((o->recycle == RBF_RETAINING)));
     printf("\"method\": \"%s\", ", o->method == RBF_MODEL_EXACT        ? "exact"
                                     : o->method == RBF_MODEL_ASYMPTOTIC ? "fast"
                                                                         : "auto");
@@ -173,8 +173,8 @@ static void print_text(const rbf_plan *p, const rbf_plan_options *o)
         printf("  rbf_config: .bits = %llu, .hashes = %u, .sigma = %llu, .hashing = %s,\n"
                "              .recycle = %s, .phases = 1\n",
                (unsigned long long)p->bits, s->hashes, (unsigned long long)s->sigma,
-               o->non_colliding ? "RBF_NON_COLLIDING" : "RBF_COLLIDING",
-               o->retaining ? "RBF_RETAINING" : "RBF_NON_RETAINING");
+               (o->hashing == RBF_NON_COLLIDING) ? "RBF_NON_COLLIDING" : "RBF_COLLIDING",
+               (o->recycle == RBF_RETAINING) ? "RBF_RETAINING" : "RBF_NON_RETAINING");
         if (s->hashes == o->max_hashes)
             printf("  note: k = %u is the largest k allowed (--max-hashes %u): a larger\n"
                    "  --max-hashes may hold more messages per cycle.\n",
@@ -184,8 +184,8 @@ static void print_text(const rbf_plan *p, const rbf_plan_options *o)
                "false-positive rate of %.6g.  Give it more memory (rbf plan --messages N).\n",
                (unsigned long long)p->bits, o->max_hashes, p->target_fp);
     }
-    printf("\nAll policies (%s hashing, %s; k <= %u):\n", cli_hashing_name(o->non_colliding),
-           cli_recycle_name(o->retaining), o->max_hashes);
+    printf("\nAll policies (%s hashing, %s; k <= %u):\n", cli_hashing_name((o->hashing == RBF_NON_COLLIDING)),
+           cli_recycle_name((o->recycle == RBF_RETAINING)), o->max_hashes);
     printf("  %-15s %3s  %-18s %16s  %-13s %s\n", "policy", "k", "threshold", "messages/cycle",
            "fp (model)", "vs worst case");
     table_row("sigma-bounded", &p->sigma_bounded, 1);
@@ -257,15 +257,15 @@ static void text_layouts(const rbf_plan *p, const rbf_plan_choice *b, uint64_t b
         printf("  rbf_config: .bits = %llu, .hashes = %u, .sigma = %llu, .hashing = %s,\n"
                "              .recycle = %s, .phases = 1, .layout = RBF_LAYOUT_BLOCKED\n",
                (unsigned long long)bbits, b->hashes, (unsigned long long)b->sigma,
-               o->non_colliding ? "RBF_NON_COLLIDING" : "RBF_COLLIDING",
-               o->retaining ? "RBF_RETAINING" : "RBF_NON_RETAINING");
+               (o->hashing == RBF_NON_COLLIDING) ? "RBF_NON_COLLIDING" : "RBF_COLLIDING",
+               (o->recycle == RBF_RETAINING) ? "RBF_RETAINING" : "RBF_NON_RETAINING");
 }
 
 static int lib_fail(int rc)
 {
-    if (rc == RBF_MODEL_ENOMEM)
+    if (rc == RBF_ENOMEM)
         return cli_fail(CMD, "out of memory");
-    if (rc == RBF_MODEL_ECANCELED)
+    if (rc == RBF_ECANCELED)
         return cli_fail(CMD, "cancelled");
     return cli_fail(CMD, "no plan for these parameters (more than 2^56 bits needed?)");
 }
@@ -309,17 +309,25 @@ int cmd_plan(int argc, char **argv)
             have_fp = 1;
             break;
         case O_MAXK:
-            if ((rc = cli_opt_uint(CMD, "--max-hashes", optarg, 1, RBF_MODEL_MAX_HASHES, &v)))
+            if ((rc = cli_opt_uint(CMD, "--max-hashes", optarg, 1, RBF_MAX_HASHES, &v)))
                 return rc;
             o.max_hashes = (unsigned)v;
             break;
         case O_HASHING:
-            if ((rc = cli_opt_hashing(CMD, optarg, &o.non_colliding)))
-                return rc;
+            {
+                int nc;
+                if ((rc = cli_opt_hashing(CMD, optarg, &nc)))
+                    return rc;
+                o.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
+            }
             break;
         case O_RECYCLE:
-            if ((rc = cli_opt_recycle(CMD, optarg, &o.retaining)))
-                return rc;
+            {
+                int ret;
+                if ((rc = cli_opt_recycle(CMD, optarg, &ret)))
+                    return rc;
+                o.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
+            }
             break;
         case O_METHOD:
             if (!strcmp(optarg, "auto"))

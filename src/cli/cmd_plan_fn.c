@@ -15,7 +15,7 @@ int cli_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
     uint64_t least = 0;
     o->progress = NULL;
     int rc = rbf_plan_remember(bits, eps, remember, miss, o, &r, &least);
-    if (rc == RBF_MODEL_ENOMEM)
+    if (rc == RBF_ENOMEM)
         return cli_fail(CMD, "out of memory (or a cycle distribution too long for this model)");
     if (rc)
         return cli_fail(CMD, "the model rejected these parameters");
@@ -25,7 +25,7 @@ int cli_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
         printf(", \"remember\": %llu, \"miss_target\": ", (unsigned long long)remember);
         cli_json_double(stdout, miss);
         printf(", \"hashing\": \"%s\", \"recycle\": \"%s\", \"feasible\": %s",
-               cli_hashing_name(o->non_colliding), cli_recycle_name(o->retaining),
+               cli_hashing_name((o->hashing == RBF_NON_COLLIDING)), cli_recycle_name((o->recycle == RBF_RETAINING)),
                r.feasible ? "true" : "false");
         if (r.feasible) {
             printf(", \"phases\": %u, \"hashes\": %u, \"sigma\": %llu, \"bits_per_filter\": %llu",

@@ -178,14 +178,14 @@ static double rsum(uint64_t M, unsigned k, int nc, uint64_t a, uint64_t c)
     if (c > top) {
         uint64_t lo = a > top + 1 ? a : top + 1;
         for (uint64_t b = c + 1; b-- > lo;)
-            msum_add(&s, rbf_model_rho(M, k, nc, b) / (double)(M - b));
+            msum_add(&s, rbf__model_rho(M, k, nc, b) / (double)(M - b));
         if (lo == a)
             return msum_get(&s);
         c = top;
     }
     if (c - a < 512) {
         for (uint64_t b = c + 1; b-- > a;)
-            msum_add(&s, rbf_model_rho(M, k, nc, b) / (double)(M - b));
+            msum_add(&s, rbf__model_rho(M, k, nc, b) / (double)(M - b));
         return msum_get(&s);
     }
     /* Euler-Maclaurin: sum = int_a^c F + (F(a)+F(c))/2 + (F'(c)-F'(a))/12
@@ -253,14 +253,14 @@ double rbf__asym_C(uint64_t M, unsigned k, int nc)
 static double rho_tail_bound(uint64_t M, unsigned k, int nc, uint64_t b1)
 {
     double e = trans_bound(M, k, (double)b1);
-    double acc = e * rbf_model_rho(M, k, nc, b1);
+    double acc = e * rbf__model_rho(M, k, nc, b1);
     double b = (double)b1;
-    double rb = rbf_model_rho(M, k, nc, b1);
+    double rb = rbf__model_rho(M, k, nc, b1);
     while (b < (double)M - 1.0) {
         double nb = b * 1.05 + 1.0;
         if (nb > (double)M - 1.0)
             nb = (double)M - 1.0;
-        double rn = rbf_model_rho(M, k, nc, (uint64_t)nb);
+        double rn = rbf__model_rho(M, k, nc, (uint64_t)nb);
         double eb = trans_bound(M, k, b);
         acc += eb * (rn - rb);
         if (eb < 1e-300 || eb * (1.0 - rn) < 1e-20 * acc)
@@ -284,7 +284,7 @@ static int b1_ok(uint64_t M, unsigned k, int nc, double C, uint64_t b1, uint64_t
     if (2.0 * es > tol * C / (double)M)
         return 0;
     /* sum g rho: >= (C/M) rho(smin) (smin-k+1)/(k+1) */
-    double sgr_lo = C / (double)M * rbf_model_rho(M, k, nc, smin) *
+    double sgr_lo = C / (double)M * rbf__model_rho(M, k, nc, smin) *
                     (double)(smin + 1 - k) / ((double)k + 1.0);
     if (rho_tail_bound(M, k, nc, b1) + es > tol * sgr_lo)
         return 0;
@@ -312,20 +312,20 @@ int rbf__asym_init(model_asym *a, uint64_t M, unsigned k, int nc, uint64_t smin,
         bmin = 4096;
     if (smin + 1 < 2 * bmin || M < 4 * bmin) {
         a->b1 = UINT64_MAX; /* not applicable: the caller runs the exact pass */
-        return RBF_MODEL_OK;
+        return RBF_OK;
     }
     uint64_t b1 = bmin;
     while (!b1_ok(M, k, nc, a->C, b1, smin)) {
         b1 += b1 / 4;
         if (b1 + 1 >= smin) {
             a->b1 = UINT64_MAX;
-            return RBF_MODEL_OK;
+            return RBF_OK;
         }
     }
     a->b1 = b1;
     a->gtail = rbf__calloc(k, sizeof *a->gtail);
     if (!a->gtail)
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     model_pass ps;
     int rc = rbf__model_pass_init(&ps, M, k, nc);
     if (rc) {
@@ -338,7 +338,7 @@ int rbf__asym_init(model_asym *a, uint64_t M, unsigned k, int nc, uint64_t smin,
         if ((b & 0xffff) == 0 && b && prog && model_progress(prog, b, b1)) {
             rbf__model_pass_free(&ps);
             rbf__asym_free(a);
-            return RBF_MODEL_ECANCELED;
+            return RBF_ECANCELED;
         }
         rbf__model_pass_step(&ps);
         msum_add(&sd, ps.g - a->C / (double)(M - b));
@@ -353,7 +353,7 @@ int rbf__asym_init(model_asym *a, uint64_t M, unsigned k, int nc, uint64_t smin,
      * agrees with it to the estimate's noise (docs/models.md 3b). */
     a->dinf = (double)(k - 1) / (2.0 * (double)k);
     rbf__model_pass_free(&ps);
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* sum_{b<=s} g_b, s >= b1 - 1 */
@@ -380,7 +380,7 @@ double rbf__asym_g(const model_asym *a, uint64_t b)
 int rbf__asym_eval(const model_asym *a, uint64_t sigma, int retaining, double *fp, double *en0)
 {
     if (a->b1 == UINT64_MAX || sigma < a->b1 || sigma >= a->M)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     double sg = asym_sum_g(a, sigma);
     model_sum t = a->pre_gr;
     msum_add(&t, a->C * rsum(a->M, a->k, a->nc, a->b1, sigma));
@@ -390,7 +390,7 @@ int rbf__asym_eval(const model_asym *a, uint64_t sigma, int retaining, double *f
         *fp = den > 0.0 ? model_clamp01(sgr / den) : 0.0;
     if (en0)
         *en0 = asym_sum_g(a, sigma - 1);
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* ---- dispatch and sampled curves */
@@ -407,28 +407,28 @@ static int asym_frozen(const model_asym *a, int retaining, uint64_t sigma, doubl
     const unsigned k = a->k;
     double *gwin = rbf__calloc(k, sizeof *gwin);
     if (!gwin)
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     for (unsigned t = 0; t < k; t++)
         gwin[t] = rbf__asym_g(a, sigma + 1 + t - k);
     *ff = rbf__model_frozen_rate(a->M, k, a->nc, retaining, sigma, gwin);
     rbf__free(gwin);
-    return *ff < 0.0 ? RBF_MODEL_ENOMEM : RBF_MODEL_OK;
+    return *ff < 0.0 ? RBF_ENOMEM : RBF_OK;
 }
 
 int rbf__model_sigma_asym(const rbf_model_params *p, uint64_t sigma, double *f1, double *en0,
                           double *ff)
 {
     model_asym a;
-    int rc = rbf__asym_init(&a, p->bits, p->hashes, p->non_colliding, sigma, p);
+    int rc = rbf__asym_init(&a, p->bits, p->hashes, (p->hashing == RBF_NON_COLLIDING), sigma, p);
     if (rc)
         return rc;
     if (a.b1 == UINT64_MAX || sigma < a.b1) {
         rbf__asym_free(&a);
         return 1; /* too small for the bounds: the exact pass is cheap here */
     }
-    rc = rbf__asym_eval(&a, sigma, p->retaining, f1, en0);
+    rc = rbf__asym_eval(&a, sigma, (p->recycle == RBF_RETAINING), f1, en0);
     if (!rc && ff)
-        rc = asym_frozen(&a, p->retaining, sigma, ff);
+        rc = asym_frozen(&a, (p->recycle == RBF_RETAINING), sigma, ff);
     rbf__asym_free(&a);
     return rc;
 }
@@ -452,14 +452,14 @@ static int points_core(const rbf_model_params *p, const uint64_t *sig, size_t n,
     if (rc)
         return rc;
     if (!sig || (!out1 && !out2))
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     if (n == 0)
-        return RBF_MODEL_OK;
+        return RBF_OK;
     const uint64_t M = p->bits;
     const unsigned k = p->hashes;
     for (size_t i = 0; i < n; i++)
-        if (sig[i] < 1 || sig[i] >= M || (p->retaining && sig[i] < k))
-            return RBF_MODEL_EINVAL;
+        if (sig[i] < 1 || sig[i] >= M || ((p->recycle == RBF_RETAINING) && sig[i] < k))
+            return RBF_EINVAL;
     if (p->method == RBF_MODEL_PAPER) {
         for (size_t i = 0; i < n; i++) {
             if (two)
@@ -469,11 +469,11 @@ static int points_core(const rbf_model_params *p, const uint64_t *sig, size_t n,
             if (rc)
                 return rc;
         }
-        return RBF_MODEL_OK;
+        return RBF_OK;
     }
     spt *ord = rbf__malloc(n * sizeof *ord);
     if (!ord)
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         ord[i].s = sig[i];
         ord[i].i = i;
@@ -489,7 +489,7 @@ static int points_core(const rbf_model_params *p, const uint64_t *sig, size_t n,
         for (size_t j = 0; j < n; j++) {
             if (ord[j].s < 8192)
                 continue;
-            if ((rc = rbf__asym_init(&a, M, k, p->non_colliding, ord[j].s, p)) != RBF_MODEL_OK)
+            if ((rc = rbf__asym_init(&a, M, k, (p->hashing == RBF_NON_COLLIDING), ord[j].s, p)) != RBF_OK)
                 goto out;
             if (a.b1 != UINT64_MAX && ord[j].s >= a.b1) {
                 nexact = j;
@@ -505,9 +505,9 @@ static int points_core(const rbf_model_params *p, const uint64_t *sig, size_t n,
     }
     for (size_t j = nexact; j < n; j++) {
         double f1, en0, ff = 0.0;
-        if ((rc = rbf__asym_eval(&a, ord[j].s, p->retaining, &f1, &en0)) != RBF_MODEL_OK)
+        if ((rc = rbf__asym_eval(&a, ord[j].s, (p->recycle == RBF_RETAINING), &f1, &en0)) != RBF_OK)
             goto out;
-        if (two && (rc = asym_frozen(&a, p->retaining, ord[j].s, &ff)) != RBF_MODEL_OK)
+        if (two && (rc = asym_frozen(&a, (p->recycle == RBF_RETAINING), ord[j].s, &ff)) != RBF_OK)
             goto out;
         size_t i = ord[j].i;
         if (two) {
@@ -522,7 +522,7 @@ static int points_core(const rbf_model_params *p, const uint64_t *sig, size_t n,
     }
     if (nexact > 0) {
         model_pass ps;
-        if ((rc = rbf__model_pass_init(&ps, M, k, p->non_colliding)) != RBF_MODEL_OK)
+        if ((rc = rbf__model_pass_init(&ps, M, k, (p->hashing == RBF_NON_COLLIDING))) != RBF_OK)
             goto out;
         double *ring = two ? rbf__calloc(k, sizeof *ring) : NULL;
         double *gwin = two ? rbf__calloc(k, sizeof *gwin) : NULL;
@@ -530,14 +530,14 @@ static int points_core(const rbf_model_params *p, const uint64_t *sig, size_t n,
             rbf__free(ring);
             rbf__free(gwin);
             rbf__model_pass_free(&ps);
-            rc = RBF_MODEL_ENOMEM;
+            rc = RBF_ENOMEM;
             goto out;
         }
         size_t j = 0;
         uint64_t last = ord[nexact - 1].s;
         for (uint64_t b = 0; b <= last && j < nexact; b++) {
             if ((b & 0xffff) == 0 && b && model_progress(p, b, last + 1)) {
-                rc = RBF_MODEL_ECANCELED;
+                rc = RBF_ECANCELED;
                 break;
             }
             rbf__model_pass_step(&ps);
@@ -545,15 +545,15 @@ static int points_core(const rbf_model_params *p, const uint64_t *sig, size_t n,
                 ring[b % k] = ps.g;
             while (j < nexact && ord[j].s == b) {
                 size_t i = ord[j].i;
-                double f1 = rbf__model_pass_fp(&ps, p->retaining);
+                double f1 = rbf__model_pass_fp(&ps, (p->recycle == RBF_RETAINING));
                 if (two) {
                     for (unsigned t = 0; t < k; t++) {
                         uint64_t i1 = b + 1 + t;
                         gwin[t] = i1 >= k ? ring[(i1 - k) % k] : 0.0;
                     }
-                    double ff = rbf__model_frozen_rate(M, k, p->non_colliding, p->retaining, b, gwin);
+                    double ff = rbf__model_frozen_rate(M, k, (p->hashing == RBF_NON_COLLIDING), (p->recycle == RBF_RETAINING), b, gwin);
                     if (ff < 0.0) {
-                        rc = RBF_MODEL_ENOMEM;
+                        rc = RBF_ENOMEM;
                         break;
                     }
                     out2[i].fp_active = f1;
@@ -583,7 +583,7 @@ int rbf_model_sigma_points(const rbf_model_params *p, const uint64_t *sigmas, si
                            rbf_model_sigma_result *out)
 {
     if (!out)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     return points_core(p, sigmas, n, 0, out, NULL);
 }
 
@@ -591,6 +591,6 @@ int rbf_model_two_phase_points(const rbf_model_params *p, const uint64_t *sigmas
                                rbf_model_two_phase_result *out)
 {
     if (!out)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     return points_core(p, sigmas, n, 1, NULL, out);
 }

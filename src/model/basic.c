@@ -12,8 +12,8 @@ void rbf_model_params_init(rbf_model_params *p)
     if (!p)
         return;
     memset(p, 0, sizeof *p);
-    p->non_colliding = 0;
-    p->retaining = 0;
+    p->hashing = RBF_COLLIDING;
+    p->recycle = RBF_NON_RETAINING;
     p->method = RBF_MODEL_AUTO;
     p->progress = NULL;
     p->progress_ctx = NULL;
@@ -22,18 +22,23 @@ void rbf_model_params_init(rbf_model_params *p)
 int rbf__model_check_params(const rbf_model_params *p)
 {
     if (!p || p->bits < 1 || p->hashes < 1 || p->hashes > MODEL_MAX_HASHES)
-        return RBF_MODEL_EINVAL;
-    if ((p->non_colliding != 0 && p->non_colliding != 1) || (p->retaining != 0 && p->retaining != 1))
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
+    if ((p->hashing != RBF_COLLIDING && p->hashing != RBF_NON_COLLIDING) ||
+        (p->recycle != RBF_NON_RETAINING && p->recycle != RBF_RETAINING) ||
+        (p->layout != 0 && p->layout != 1))
+        return RBF_EINVAL;
+    for (size_t i = 0; i < sizeof p->reserved_ / sizeof p->reserved_[0]; i++)
+        if (p->reserved_[i]) /* a field this version does not know (rbf_base.h) */
+            return RBF_EINVAL;
     if (p->method != RBF_MODEL_EXACT && p->method != RBF_MODEL_PAPER &&
         p->method != RBF_MODEL_ASYMPTOTIC && p->method != RBF_MODEL_AUTO)
-        return RBF_MODEL_EINVAL;
-    if (p->non_colliding && p->hashes > p->bits)
-        return RBF_MODEL_EINVAL;
-    return RBF_MODEL_OK;
+        return RBF_EINVAL;
+    if ((p->hashing == RBF_NON_COLLIDING) && p->hashes > p->bits)
+        return RBF_EINVAL;
+    return RBF_OK;
 }
 
-double rbf_model_rho(uint64_t bits, unsigned hashes, int non_colliding, uint64_t b)
+double rbf__model_rho(uint64_t bits, unsigned hashes, int non_colliding, uint64_t b)
 {
     if (bits == 0 || hashes == 0)
         return 0.0;
@@ -65,7 +70,7 @@ double rbf__model_one_minus_rho(uint64_t bits, unsigned hashes, int non_collidin
 {
     if (b >= bits)
         return 0.0;
-    double r = rbf_model_rho(bits, hashes, non_colliding, b);
+    double r = rbf__model_rho(bits, hashes, non_colliding, b);
     if (r <= 0.5)
         return 1.0 - r;
     /* rho close to 1: 1 - prod(1 - y_q) = -expm1(sum log1p(-y_q)) with
@@ -79,7 +84,7 @@ double rbf__model_one_minus_rho(uint64_t bits, unsigned hashes, int non_collidin
     return model_clamp01(-expm1(s));
 }
 
-double rbf_model_f_w(uint64_t bits, unsigned hashes, uint64_t n)
+double rbf__model_f_w(uint64_t bits, unsigned hashes, uint64_t n)
 {
     if (bits == 0 || hashes == 0 || n == 0)
         return 0.0; /* the first message meets an empty filter */
@@ -92,10 +97,28 @@ double rbf_model_f_w(uint64_t bits, unsigned hashes, uint64_t n)
     return model_clamp01(pow(y, (double)hashes));
 }
 
+int rbf_model_rho(uint64_t bits, unsigned hashes, rbf_hashing hashing, uint64_t b, double *out)
+{
+    if (!out || bits == 0 || hashes == 0 || hashes > RBF_MAX_HASHES || b > bits ||
+        (hashing != RBF_COLLIDING && hashing != RBF_NON_COLLIDING) ||
+        (hashing == RBF_NON_COLLIDING && hashes > bits))
+        return RBF_EINVAL;
+    *out = rbf__model_rho(bits, hashes, hashing == RBF_NON_COLLIDING, b);
+    return RBF_OK;
+}
+
+int rbf_model_f_w(uint64_t bits, unsigned hashes, uint64_t n, double *out)
+{
+    if (!out || bits == 0 || hashes == 0 || hashes > RBF_MAX_HASHES)
+        return RBF_EINVAL;
+    *out = rbf__model_f_w(bits, hashes, n);
+    return RBF_OK;
+}
+
 int rbf_model_k1_closed_form(uint64_t bits, uint64_t sigma, double *fp)
 {
     if (!fp || bits < 2 || sigma < 1 || sigma >= bits)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     /* f = sum_{i<=sigma} i / (M (M - i)) / sum_{j<=sigma} 1/(M - j) */
     model_sum num, den;
     msum_init(&num);
@@ -107,5 +130,5 @@ int rbf_model_k1_closed_form(uint64_t bits, uint64_t sigma, double *fp)
         msum_add(&num, ((double)i / M) * w);
     }
     *fp = model_clamp01(msum_get(&num) / msum_get(&den));
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }

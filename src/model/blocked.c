@@ -179,10 +179,10 @@ static int chain_record(blk_chain *c, const double *cs, const double *rs)
 {
     size_t L = c->L;
     if (chain_reserve_records(c, L + 1))
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     if (grow((void **)&c->pool_b, &c->pool_b_cap, c->pool_b_len + c->bn, sizeof(double)) ||
         grow((void **)&c->pool_h, &c->pool_h_cap, c->pool_h_len + c->fn, sizeof(double)))
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     c->pb_lo[L] = c->blo;
     c->pb_n[L] = c->bn;
     c->pb_off[L] = c->pool_b_len;
@@ -215,7 +215,7 @@ static int chain_record(blk_chain *c, const double *cs, const double *rs)
     }
     c->mc[L] = msum_get(&s1);
     c->m2c[L] = msum_get(&s2);
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 static int chain_init(blk_chain *c, unsigned W, unsigned k, int nc, int need_f)
@@ -231,7 +231,7 @@ static int chain_init(blk_chain *c, unsigned W, unsigned k, int nc, int need_f)
     if (!c->T || !c->rho || !c->J) {
         rbf__free(c->rho);
         chain_free(c);
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     }
     for (unsigned b = 0; b <= W; b++) {
         step_dist(W, k, nc, b, c->T + (size_t)b * (k + 1));
@@ -268,7 +268,7 @@ static int chain_step(blk_chain *c)
         rbf__free(N);
         rbf__free(cs);
         rbf__free(rs);
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     }
     for (unsigned r = 0; r < c->fn; r++) {
         const double *row = c->J + (size_t)r * c->bn;
@@ -307,7 +307,7 @@ static int chain_step(blk_chain *c)
         rbf__free(N);
         rbf__free(cs);
         rbf__free(rs);
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     }
     for (unsigned r = 0; r < fn; r++)
         memcpy(J + (size_t)r * bn, N + (size_t)(r + r0) * nbn + j0, bn * sizeof *J);
@@ -328,13 +328,13 @@ static int chain_step(blk_chain *c)
 static int chain_extend(blk_chain *c, uint64_t L)
 {
     if (L > BLK_LCAP)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     while (c->L < L) {
         int rc = chain_step(c);
         if (rc)
             return rc;
     }
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -377,7 +377,7 @@ static int wwin_fill(wwin *ww, uint64_t mode, double pm, double (*ratio)(const v
     v = start;
     for (;;) {
         if (wwin_put(ww, i, v))
-            return RBF_MODEL_ENOMEM;
+            return RBF_ENOMEM;
         i++;
         if (L >= top)
             break;
@@ -398,7 +398,7 @@ static int wwin_fill(wwin *ww, uint64_t mode, double pm, double (*ratio)(const v
     if (tot > 0.0)
         for (size_t j = 0; j < i; j++)
             ww->w[j] /= tot;
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 static double pois_ratio(const void *ctx, uint64_t L)
@@ -411,7 +411,7 @@ static int pois_window(wwin *ww, double t)
     if (!(t > 0.0)) {
         ww->lo = 0;
         ww->n = 1;
-        return wwin_put(ww, 0, 1.0) ? RBF_MODEL_ENOMEM : RBF_MODEL_OK;
+        return wwin_put(ww, 0, 1.0) ? RBF_ENOMEM : RBF_OK;
     }
     uint64_t mode = (uint64_t)floor(t);
     double pm = exp(-t + (double)mode * log(t) - lgamma((double)mode + 1.0));
@@ -434,7 +434,7 @@ static int binom_window(wwin *ww, uint64_t n, uint64_t B)
     if (B == 1) {
         ww->lo = n;
         ww->n = 1;
-        return wwin_put(ww, 0, 1.0) ? RBF_MODEL_ENOMEM : RBF_MODEL_OK;
+        return wwin_put(ww, 0, 1.0) ? RBF_ENOMEM : RBF_OK;
     }
     double p = 1.0 / (double)B;
     uint64_t mode = (uint64_t)floor((double)(n + 1) * p);
@@ -651,7 +651,7 @@ static int sd_exact(fftws *w, const double *y, const double *z, unsigned W, uint
         while (nf < need)
             nf *= 2;
         if (nf > ((size_t)1 << 24))
-            return RBF_MODEL_EINVAL;
+            return RBF_EINVAL;
         if (nf > w->cap) {
             rbf__free(w->a);
             rbf__free(w->p);
@@ -669,7 +669,7 @@ static int sd_exact(fftws *w, const double *y, const double *z, unsigned W, uint
             w->pm2 = rbf__malloc(nf * sizeof *w->pm2);
             if (!w->a || !w->p || !w->q || !w->tw || !w->pm1 || !w->cd1 || !w->pm2) {
                 fftws_free(w);
-                return RBF_MODEL_ENOMEM;
+                return RBF_ENOMEM;
             }
             w->cap = nf;
         }
@@ -734,7 +734,7 @@ static int sd_exact(fftws *w, const double *y, const double *z, unsigned W, uint
             sz->cdf = NULL;
             sz->scale = 1.0;
         }
-        return RBF_MODEL_OK;
+        return RBF_OK;
     }
 }
 
@@ -781,7 +781,7 @@ static int block_moments(blk_ctx *x, double t, double *mean, double *var)
     *mean = msum_get(&s1);
     double v = msum_get(&s2) - *mean * *mean;
     *var = v > 0.0 ? v : 0.0;
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* y = the block variable's law at time t. */
@@ -811,7 +811,7 @@ static int block_law(blk_ctx *x, double t)
             }
         }
     }
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* A time before which the sum is at most v but for 1e-30, rigorously: the
@@ -849,7 +849,7 @@ static int time_window_lo(blk_ctx *x, double v_lo, double hi, double *t_lo)
             b = mid;
     }
     *t_lo = a;
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* t_lo: sum below v for all but Z sd before it; t_hi: above v after it. */
@@ -862,7 +862,7 @@ static int time_window(blk_ctx *x, double v_lo, double v_hi, double *t_lo, doubl
     double hi = 1.0, prev = -1.0;
     for (;;) {
         if (hi > (double)BLK_LCAP * 0.8)
-            return RBF_MODEL_EINVAL;
+            return RBF_EINVAL;
         if ((rc = block_moments(x, hi, &mean, &var)))
             return rc;
         if (B * mean - BLK_Z * sqrt(B * var) > v_hi + 0.5)
@@ -890,7 +890,7 @@ static int time_window(blk_ctx *x, double v_lo, double v_hi, double *t_lo, doubl
             a = mid;
     }
     *t_hi = b > *t_lo ? b : *t_lo;
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* Gauss-Legendre nodes and weights on [-1, 1] (Newton on P_n). */
@@ -939,12 +939,12 @@ static int integrate(blk_ctx *x, double t0, double t1, unsigned panels, blk_inte
             for (unsigned j = 0; j < nv; j++)
                 msum_add(&s[j], 0.5 * h * ws[i] * vals[j]);
             if (model_progress(x->p, ++done, total))
-                return RBF_MODEL_ECANCELED;
+                return RBF_ECANCELED;
         }
     }
     for (unsigned j = 0; j < nv; j++)
         acc[j] = msum_get(&s[j]);
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* Integrate [t0, t1] and then onwards, panel groups of doubling length,
@@ -964,7 +964,7 @@ static int integrate_on(blk_ctx *x, double t0, double t1, unsigned panels, blk_i
         if ((rc = fn(x, t1, arg, vals)))
             return rc;
         if (vals[0] < 1e-13) /* above the FFT noise floor (~1e-16 x sqrt(n)) */
-            return RBF_MODEL_OK;
+            return RBF_OK;
         if ((rc = integrate(x, t1, t1 + len, panels, fn, arg, more, nv)))
             return rc;
         for (unsigned j = 0; j < nv; j++)
@@ -972,7 +972,7 @@ static int integrate_on(blk_ctx *x, double t0, double t1, unsigned panels, blk_i
         t1 += len;
         len *= 2.0; /* the integrand decays: coarser and coarser */
     }
-    return RBF_MODEL_EINVAL;
+    return RBF_EINVAL;
 }
 
 /* Law of the other blocks: m = B - 1 copies (and z * (B - 2 copies) if z). */
@@ -987,14 +987,14 @@ static int others(blk_ctx *x, const double *z, sdist *sy, sdist *sz)
         sy->kind = SD_POINT;
         sy->s0 = 0;
         sy->scale = 1.0;
-        return RBF_MODEL_OK; /* sz unused: its factor is B - 1 = 0 */
+        return RBF_OK; /* sz unused: its factor is B - 1 = 0 */
     }
     if (x->exact)
         return sd_exact(&x->ws, x->y, z, W, m, sy, sz);
     sd_edgeworth(sy, x->y, m, NULL, W);
     if (z && sz)
         sd_edgeworth(sz, x->y, m - 1, z, W);
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 static int ctx_init(blk_ctx *x, const rbf_model_params *p, unsigned W, uint64_t B, int mode,
@@ -1014,9 +1014,9 @@ static int ctx_init(blk_ctx *x, const rbf_model_params *p, unsigned W, uint64_t 
     if (!x->y || !x->z) {
         rbf__free(x->y);
         rbf__free(x->z);
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     }
-    int rc = chain_init(&x->ch, W, p->hashes, p->non_colliding, use_c);
+    int rc = chain_init(&x->ch, W, p->hashes, (p->hashing == RBF_NON_COLLIDING), use_c);
     if (rc) {
         rbf__free(x->y);
         rbf__free(x->z);
@@ -1029,11 +1029,11 @@ static int check_blocked(const rbf_model_params *p, unsigned W)
     int rc = rbf__model_check_params(p);
     if (rc)
         return rc;
-    if (W < 1 || p->bits < W || p->bits % W != 0 || (p->non_colliding && p->hashes > W))
-        return RBF_MODEL_EINVAL;
+    if (W < 1 || p->bits < W || p->bits % W != 0 || ((p->hashing == RBF_NON_COLLIDING) && p->hashes > W))
+        return RBF_EINVAL;
     if (p->layout != RBF_MODEL_LAYOUT_FLAT && p->layout != RBF_MODEL_LAYOUT_BLOCKED)
-        return RBF_MODEL_EINVAL;
-    return RBF_MODEL_OK;
+        return RBF_EINVAL;
+    return RBF_OK;
 }
 
 /* ---- N-bounded ---- */
@@ -1053,7 +1053,7 @@ static int real_integrand(blk_ctx *x, double t, const void *arg, double *vals)
         if (x->y[c] != 0.0)
             msum_add(&s, x->y[c] * sd_cdf(&sy, (int64_t)v - (int64_t)c));
     vals[0] = msum_get(&s);
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 int rbf__model_blocked_n_w(const rbf_model_params *p, unsigned W, uint64_t messages, int mode,
@@ -1063,7 +1063,7 @@ int rbf__model_blocked_n_w(const rbf_model_params *p, unsigned W, uint64_t messa
     if (rc)
         return rc;
     if (!out || messages < 1)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     if (!panels)
         panels = 8;
     const uint64_t B = p->bits / W, N = messages;
@@ -1090,7 +1090,7 @@ int rbf__model_blocked_n_w(const rbf_model_params *p, unsigned W, uint64_t messa
         /* tails from the top: tail(L) = sum_{j > L} w_j */
         double *tl = rbf__malloc(bw.n * sizeof *tl);
         if (!tl) {
-            rc = RBF_MODEL_ENOMEM;
+            rc = RBF_ENOMEM;
             goto done;
         }
         for (size_t i = bw.n; i-- > 0;) {
@@ -1111,7 +1111,7 @@ int rbf__model_blocked_n_w(const rbf_model_params *p, unsigned W, uint64_t messa
     if (N > p->bits) {
         out->exact_real = 1.0;
         out->messages_per_cycle_real = INFINITY;
-        rc = RBF_MODEL_OK;
+        rc = RBF_OK;
         goto done;
     }
     {
@@ -1140,7 +1140,7 @@ int rbf__model_blocked_n_w(const rbf_model_params *p, unsigned W, uint64_t messa
             if (never > (B == 1 ? 1e-25 : 1e-12)) {
                 out->exact_real = 1.0;
                 out->messages_per_cycle_real = INFINITY;
-                rc = RBF_MODEL_OK;
+                rc = RBF_OK;
                 goto done;
             }
             if ((rc = time_window_lo(&x, (double)v, t_full, &t_lo)))
@@ -1163,7 +1163,7 @@ int rbf__model_blocked_n_w(const rbf_model_params *p, unsigned W, uint64_t messa
         out->messages_per_cycle_real = (double)N + efp;
         out->exact_real = model_clamp01(efp / ((double)N + efp));
     }
-    rc = RBF_MODEL_OK;
+    rc = RBF_OK;
 done:
     rbf__free(bw.w);
     ctx_free(&x);
@@ -1227,7 +1227,7 @@ static int sigma_integrand(blk_ctx *x, double t, const void *argp, double *vals)
     }
     for (int j = 0; j < 5; j++)
         vals[j] = msum_get(&s[j]);
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 int rbf__model_blocked_sigma_w(const rbf_model_params *p, unsigned W, uint64_t sigma,
@@ -1237,8 +1237,8 @@ int rbf__model_blocked_sigma_w(const rbf_model_params *p, unsigned W, uint64_t s
     int rc = check_blocked(p, W);
     if (rc)
         return rc;
-    if (!out || sigma < 1 || sigma >= p->bits || (p->retaining && sigma < p->hashes))
-        return RBF_MODEL_EINVAL;
+    if (!out || sigma < 1 || sigma >= p->bits || ((p->recycle == RBF_RETAINING) && sigma < p->hashes))
+        return RBF_EINVAL;
     if (!panels)
         panels = 8;
     const uint64_t B = p->bits / W;
@@ -1252,7 +1252,7 @@ int rbf__model_blocked_sigma_w(const rbf_model_params *p, unsigned W, uint64_t s
     if (two_phase) {
         tails = rbf__calloc(((size_t)W + 1) * k, sizeof *tails);
         if (!tails) {
-            rc = RBF_MODEL_ENOMEM;
+            rc = RBF_ENOMEM;
             goto done;
         }
         for (unsigned b = 0; b <= W; b++) {
@@ -1304,7 +1304,7 @@ int rbf__model_blocked_sigma_w(const rbf_model_params *p, unsigned W, uint64_t s
         double arrivals = Bd * (t_lo + acc[0]);
         double en0 = Bd * (t_lo + acc[1]);
         double efp = Bd * (msum_get(&sfp) + acc[2]);
-        double den = p->retaining ? arrivals - 1.0 : arrivals;
+        double den = (p->recycle == RBF_RETAINING) ? arrivals - 1.0 : arrivals;
         out->fp_active = den > 0.0 ? model_clamp01(efp / den) : 0.0;
         out->expected_messages = en0;
         out->messages_per_cycle = den;
@@ -1316,7 +1316,7 @@ int rbf__model_blocked_sigma_w(const rbf_model_params *p, unsigned W, uint64_t s
             out->fp = out->fp_active;
         }
     }
-    rc = RBF_MODEL_OK;
+    rc = RBF_OK;
 done:
     rbf__free(tails);
     ctx_free(&x);
@@ -1327,7 +1327,7 @@ int rbf_model_blocked_sigma(const rbf_model_params *p, uint64_t sigma,
                             rbf_model_blocked_sigma_result *out)
 {
     if (!out)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     rbf_model_blocked_two_phase_result r;
     int rc = rbf__model_blocked_sigma_w(p, RBF_MODEL_BLOCK_BITS, sigma, 0, RBF__BLK_AUTO, 0, &r);
     if (rc)
@@ -1336,7 +1336,7 @@ int rbf_model_blocked_sigma(const rbf_model_params *p, uint64_t sigma,
     out->expected_messages = r.expected_messages;
     out->messages_per_cycle = r.messages_per_cycle;
     out->exact_convolution = r.exact_convolution;
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 int rbf_model_blocked_two_phase(const rbf_model_params *p, uint64_t sigma,
@@ -1357,8 +1357,8 @@ static int plan_eval(uint64_t bits, unsigned k, const rbf_plan_options *o, uint6
     rbf_model_params_init(&p);
     p.bits = bits;
     p.hashes = k;
-    p.non_colliding = o->non_colliding;
-    p.retaining = o->retaining;
+    p.hashing = ((o->hashing == RBF_NON_COLLIDING)) ? RBF_NON_COLLIDING : RBF_COLLIDING;
+    p.recycle = ((o->recycle == RBF_RETAINING)) ? RBF_RETAINING : RBF_NON_RETAINING;
     p.layout = RBF_MODEL_LAYOUT_BLOCKED;
     return rbf__model_blocked_sigma_w(&p, RBF_MODEL_BLOCK_BITS, sigma, 0, RBF__BLK_EDGEWORTH, 0,
                                       r);
@@ -1373,7 +1373,7 @@ static int plan_k(uint64_t bits, unsigned k, double eps, const rbf_plan_options 
     rbf_model_blocked_two_phase_result r;
     uint64_t first = k, last = bits - 1;
     if (first >= bits)
-        return RBF_MODEL_OK;
+        return RBF_OK;
     if (guess < first)
         guess = first;
     if (guess > last)
@@ -1401,7 +1401,7 @@ static int plan_k(uint64_t bits, unsigned k, double eps, const rbf_plan_options 
         }
     }
     if (!lo)
-        return RBF_MODEL_OK; /* not even sigma = k */
+        return RBF_OK; /* not even sigma = k */
     while (hi && hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
         if ((rc = plan_eval(bits, k, o, mid, &r)))
@@ -1416,18 +1416,18 @@ static int plan_k(uint64_t bits, unsigned k, double eps, const rbf_plan_options 
     *sigma_out = lo;
     *cap = r.expected_messages;
     *fp = r.fp;
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 int rbf_plan_blocked_memory(uint64_t bits, double eps, const rbf_plan_options *o,
                             rbf_plan_choice *out)
 {
     if (!o || !out || !(eps > 0.0 && eps < 1.0) || o->max_hashes < 1 ||
-        o->max_hashes > RBF_MODEL_MAX_HASHES)
-        return RBF_MODEL_EINVAL;
+        o->max_hashes > RBF_MAX_HASHES)
+        return RBF_EINVAL;
     bits -= bits % RBF_MODEL_BLOCK_BITS;
     if (bits < RBF_MODEL_BLOCK_BITS)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     memset(out, 0, sizeof *out);
     /* the flat plan on the same memory: the blocked optimum is near its k,
      * at a somewhat smaller sigma */
@@ -1452,7 +1452,7 @@ int rbf_plan_blocked_memory(uint64_t bits, double eps, const rbf_plan_options *o
             if ((rc = plan_k(bits, k, eps, o, guess, &s, &cap, &fp)))
                 return rc;
             if (o->progress && o->progress(o->progress_ctx, k, o->max_hashes))
-                return RBF_MODEL_ECANCELED;
+                return RBF_ECANCELED;
             if (s && (cap > best || (cap == best && k < out->hashes))) {
                 best = cap;
                 out->feasible = 1;
@@ -1475,8 +1475,8 @@ int rbf_plan_blocked_memory(uint64_t bits, double eps, const rbf_plan_options *o
         rbf_model_params_init(&p);
         p.bits = bits;
         p.hashes = out->hashes;
-        p.non_colliding = o->non_colliding;
-        p.retaining = o->retaining;
+        p.hashing = ((o->hashing == RBF_NON_COLLIDING)) ? RBF_NON_COLLIDING : RBF_COLLIDING;
+        p.recycle = ((o->recycle == RBF_RETAINING)) ? RBF_RETAINING : RBF_NON_RETAINING;
         rbf_model_blocked_sigma_result r;
         if ((rc = rbf_model_blocked_sigma(&p, out->sigma, &r)))
             return rc;
@@ -1485,5 +1485,5 @@ int rbf_plan_blocked_memory(uint64_t bits, double eps, const rbf_plan_options *o
         if (flat.worst_case.feasible && flat.worst_case.expected_messages > 0)
             out->gain_vs_worst_case = out->expected_messages / flat.worst_case.expected_messages;
     }
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }

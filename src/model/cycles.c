@@ -87,15 +87,15 @@ static int sigma_pmf(const rbf_model_params *p, uint64_t sigma, uint64_t nmax, d
     cyc_row *ring = rbf__calloc(k + 1, sizeof *ring);
     double *tau = rbf__malloc((k + 1) * sizeof *tau);
     double *a = rbf__malloc((nmax + 2) * sizeof *a);
-    int rc = RBF_MODEL_OK;
+    int rc = RBF_OK;
     if (!ring || !tau || !a) {
-        rc = RBF_MODEL_ENOMEM;
+        rc = RBF_ENOMEM;
         goto out;
     }
     for (unsigned r = 0; r <= k; r++) {
         ring[r].v = rbf__calloc(nmax + 2, sizeof *ring[r].v);
         if (!ring[r].v) {
-            rc = RBF_MODEL_ENOMEM;
+            rc = RBF_ENOMEM;
             goto out;
         }
         ring[r].lo = 1;
@@ -110,12 +110,12 @@ static int sigma_pmf(const rbf_model_params *p, uint64_t sigma, uint64_t nmax, d
     for (uint64_t b = 0; b <= sigma; b++) {
         cyc_row *in = &ring[b % (k + 1)];
         if ((b & 4095) == 0 && b && model_progress(p, b, sigma + 1)) {
-            rc = RBF_MODEL_ECANCELED;
+            rc = RBF_ECANCELED;
             goto out;
         }
         if (in->lo > in->hi)
             continue;
-        rbf__model_step_dist(M, k, p->non_colliding, b, tau);
+        rbf__model_step_dist(M, k, (p->hashing == RBF_NON_COLLIDING), b, tau);
         const double stay = tau[0];
         /* A_b(n) = stay A_b(n-1) + in(n) */
         uint64_t lo = in->lo, hi = in->hi, n;
@@ -192,7 +192,7 @@ static double *step_table(const rbf_model_params *p, uint64_t bmax)
     if (!t)
         return NULL;
     for (uint64_t b = 0; b <= bmax; b++)
-        rbf__model_step_dist(p->bits, k, p->non_colliding, b, t + b * (k + 1));
+        rbf__model_step_dist(p->bits, k, (p->hashing == RBF_NON_COLLIDING), b, t + b * (k + 1));
     return t;
 }
 
@@ -206,16 +206,16 @@ static int nreal_marginal(const rbf_model_params *p, uint64_t N, const double *t
     if (!q || !q2) {
         rbf__free(q);
         rbf__free(q2);
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     }
     q[0] = 1.0;
     uint64_t lo = 0, hi = 0;
     model_sum e;
     msum_init(&e);
-    int rc = RBF_MODEL_OK;
+    int rc = RBF_OK;
     for (uint64_t c = 0; c < N; c++) {
         if ((c & 255) == 0 && c && model_progress(p, c, 2 * N)) {
-            rc = RBF_MODEL_ECANCELED;
+            rc = RBF_ECANCELED;
             goto out;
         }
         uint64_t nlo = UINT64_MAX, nhi = 0;
@@ -227,7 +227,7 @@ static int nreal_marginal(const rbf_model_params *p, uint64_t N, const double *t
             double rho = t[0];
             if (rho >= 1.0) {
                 if (w > CYC_LOST) {
-                    rc = RBF_MODEL_EINVAL;
+                    rc = RBF_EINVAL;
                     goto out;
                 }
                 continue;
@@ -275,13 +275,13 @@ static int nreal_joint(const rbf_model_params *p, uint64_t N, const double *tau,
     const unsigned k = p->hashes;
     const uint64_t W = F + 1;
     if ((bmax + 1) > CYC_MAX_LEN / W * 4)
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     double *q = rbf__calloc((bmax + 1) * W, sizeof *q), *q2 = rbf__calloc((bmax + 1) * W, sizeof *q2);
     double *sv = rbf__malloc(W * sizeof *sv);
     uint64_t *fhi = rbf__calloc(bmax + 1, sizeof *fhi), *fhi2 = rbf__calloc(bmax + 1, sizeof *fhi2);
-    int rc = RBF_MODEL_OK;
+    int rc = RBF_OK;
     if (!q || !q2 || !sv || !fhi || !fhi2) {
-        rc = RBF_MODEL_ENOMEM;
+        rc = RBF_ENOMEM;
         goto out;
     }
     q[0] = 1.0;
@@ -290,7 +290,7 @@ static int nreal_joint(const rbf_model_params *p, uint64_t N, const double *tau,
     msum_init(&lostsum);
     for (uint64_t c = 0; c < N; c++) {
         if ((c & 63) == 0 && model_progress(p, N + c, 2 * N)) {
-            rc = RBF_MODEL_ECANCELED;
+            rc = RBF_ECANCELED;
             goto out;
         }
         uint64_t nlo = UINT64_MAX, nhi = 0;
@@ -383,21 +383,21 @@ static int check_spec(const rbf_model_params *p, const rbf_model_cycle_spec *s)
     if (rc)
         return rc;
     if (!s || (s->phases != 1 && s->phases != 2) || (s->oracle != 0 && s->oracle != 1))
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     for (size_t i = 0; i < sizeof s->reserved_ / sizeof s->reserved_[0]; i++)
         if (s->reserved_[i])
-            return RBF_MODEL_EINVAL;
+            return RBF_EINVAL;
     if ((s->sigma == 0) == (s->messages == 0))
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     if (s->sigma) {
         if (s->sigma >= p->bits || s->oracle)
-            return RBF_MODEL_EINVAL;
-        if (p->retaining && s->sigma < p->hashes)
-            return RBF_MODEL_EINVAL;
-    } else if (p->retaining) {
-        return RBF_MODEL_EINVAL;
+            return RBF_EINVAL;
+        if ((p->recycle == RBF_RETAINING) && s->sigma < p->hashes)
+            return RBF_EINVAL;
+    } else if ((p->recycle == RBF_RETAINING)) {
+        return RBF_EINVAL;
     }
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 static int fill_pmf(rbf_model_cycles *c)
@@ -416,10 +416,10 @@ static int fill_pmf(rbf_model_cycles *c)
         uint64_t nmax = (uint64_t)(3.0 * sr.expected_messages) + 200;
         for (;;) {
             if (nmax > CYC_MAX_LEN)
-                return RBF_MODEL_ENOMEM;
+                return RBF_ENOMEM;
             double *pm = rbf__malloc((nmax + 1) * sizeof *pm);
             if (!pm)
-                return RBF_MODEL_ENOMEM;
+                return RBF_ENOMEM;
             double lost = 0.0;
             rc = sigma_pmf(p, s->sigma, nmax, pm, &lost);
             if (rc) {
@@ -429,7 +429,7 @@ static int fill_pmf(rbf_model_cycles *c)
             /* tail beyond nmax must be negligible */
             double tailmass = lost;
             if (tailmass < CYC_LOST) {
-                if (p->retaining) { /* L = n - 1 */
+                if ((p->recycle == RBF_RETAINING)) { /* L = n - 1 */
                     memmove(pm, pm + 1, nmax * sizeof *pm);
                     pm[nmax] = 0.0;
                 }
@@ -451,10 +451,10 @@ static int fill_pmf(rbf_model_cycles *c)
     } else if (s->oracle) {
         const uint64_t N = s->messages;
         if (N > CYC_MAX_LEN)
-            return RBF_MODEL_ENOMEM;
+            return RBF_ENOMEM;
         c->pmf = rbf__calloc(N + 1, sizeof *c->pmf);
         if (!c->pmf)
-            return RBF_MODEL_ENOMEM;
+            return RBF_ENOMEM;
         c->pmf[N] = 1.0;
         c->len = N;
         rbf_model_n_result nr;
@@ -470,10 +470,10 @@ static int fill_pmf(rbf_model_cycles *c)
         if (N <= UINT64_MAX / p->hashes && N * p->hashes < bmax)
             bmax = N * p->hashes;
         if (bmax > CYC_MAX_LEN)
-            return RBF_MODEL_ENOMEM;
+            return RBF_ENOMEM;
         double *tau = step_table(p, bmax);
         if (!tau)
-            return RBF_MODEL_ENOMEM;
+            return RBF_ENOMEM;
         double efp = 0.0, rhoF = 0.0;
         rc = nreal_marginal(p, N, tau, bmax, &efp, &rhoF);
         if (rc) {
@@ -486,12 +486,12 @@ static int fill_pmf(rbf_model_cycles *c)
         for (;;) {
             if (N + F > CYC_MAX_LEN) {
                 rbf__free(tau);
-                return RBF_MODEL_ENOMEM;
+                return RBF_ENOMEM;
             }
             double *fd = rbf__malloc((F + 1) * sizeof *fd);
             if (!fd) {
                 rbf__free(tau);
-                return RBF_MODEL_ENOMEM;
+                return RBF_ENOMEM;
             }
             double lost = 0.0;
             rc = nreal_joint(p, N, tau, bmax, F, fd, &lost);
@@ -506,7 +506,7 @@ static int fill_pmf(rbf_model_cycles *c)
                 if (!c->pmf) {
                     rbf__free(fd);
                     rbf__free(tau);
-                    return RBF_MODEL_ENOMEM;
+                    return RBF_ENOMEM;
                 }
                 memcpy(c->pmf + N, fd, (F + 1) * sizeof *fd);
                 rbf__free(fd);
@@ -529,11 +529,11 @@ static int fill_pmf(rbf_model_cycles *c)
     }
     double t = msum_get(&tot);
     if (!(t > 0.0))
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     for (uint64_t n = 0; n <= c->len; n++)
         c->pmf[n] /= t;
     c->mean = msum_get(&mean) / t;
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* cumulative sums in place */
@@ -550,7 +550,7 @@ static void cumsum(double *x, uint64_t n)
 static int fill_forget(rbf_model_cycles *c)
 {
     const uint64_t len = c->len;
-    const int ret = c->s.sigma && c->p.retaining;
+    const int ret = c->s.sigma && (c->p.recycle == RBF_RETAINING);
     double *surv = rbf__malloc((len + 2) * sizeof *surv); /* surv[j] = P(L > j) */
     double *rt = rbf__calloc(len + 2, sizeof *rt), *rm = rbf__calloc(len + 2, sizeof *rm);
     c->ft = rbf__malloc((len + 2) * sizeof *c->ft);
@@ -559,7 +559,7 @@ static int fill_forget(rbf_model_cycles *c)
         rbf__free(surv);
         rbf__free(rt);
         rbf__free(rm);
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     }
     model_sum s;
     msum_init(&s);
@@ -580,17 +580,17 @@ static int fill_forget(rbf_model_cycles *c)
     memcpy(c->fm, rm, (len + 2) * sizeof *rm);
     cumsum(c->ft, len + 2);
     cumsum(c->fm, len + 2);
-    int rc = RBF_MODEL_OK;
+    int rc = RBF_OK;
     if (c->s.phases == 2) {
         if (len > CYC_MAX_CONV) {
-            rc = RBF_MODEL_ENOMEM;
+            rc = RBF_ENOMEM;
             goto out;
         }
         const uint64_t n2 = 2 * len + 3;
         c->ft2 = rbf__calloc(n2, sizeof *c->ft2);
         c->fm2 = rbf__calloc(n2, sizeof *c->fm2);
         if (!c->ft2 || !c->fm2) {
-            rc = RBF_MODEL_ENOMEM;
+            rc = RBF_ENOMEM;
             goto out;
         }
         if (c->s.sigma && !ret) {
@@ -623,14 +623,14 @@ int rbf_model_cycles_new(const rbf_model_params *p, const rbf_model_cycle_spec *
                          rbf_model_cycles **out)
 {
     if (!out)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     *out = NULL;
     int rc = check_spec(p, s);
     if (rc)
         return rc;
     rbf_model_cycles *c = rbf__calloc(1, sizeof *c);
     if (!c)
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     c->p = *p;
     c->s = *s;
     if ((rc = fill_pmf(c)) || (rc = fill_forget(c))) {
@@ -638,7 +638,7 @@ int rbf_model_cycles_new(const rbf_model_params *p, const rbf_model_cycle_spec *
         return rc;
     }
     *out = c;
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 void rbf_model_cycles_free(rbf_model_cycles *c)

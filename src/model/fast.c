@@ -39,7 +39,7 @@ int rbf__model_pass_init(model_pass *ps, uint64_t bits, unsigned hashes, int non
     ps->x = rbf__calloc(hashes, sizeof *ps->x);
     if (!ps->u || !ps->v || !ps->inv || !ps->x) {
         rbf__model_pass_free(ps);
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     }
     for (unsigned q = 0; q < hashes; q++)
         ps->inv[q] = bits > q ? 1.0 / (double)(bits - q) : 0.0;
@@ -47,7 +47,7 @@ int rbf__model_pass_init(model_pass *ps, uint64_t bits, unsigned hashes, int non
     msum_init(&ps->sum_g);
     msum_init(&ps->sum_g1);
     msum_init(&ps->sum_gr);
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 void rbf__model_pass_free(model_pass *ps)
@@ -162,10 +162,10 @@ static int check_sigma(const rbf_model_params *p, uint64_t sigma)
     if (rc)
         return rc;
     if (sigma < 1 || sigma >= p->bits)
-        return RBF_MODEL_EINVAL;
-    if (p->retaining && sigma < p->hashes)
-        return RBF_MODEL_EINVAL;
-    return RBF_MODEL_OK;
+        return RBF_EINVAL;
+    if ((p->recycle == RBF_RETAINING) && sigma < p->hashes)
+        return RBF_EINVAL;
+    return RBF_OK;
 }
 
 /* Progress is reported every this many levels (a power of two). */
@@ -177,7 +177,7 @@ int rbf_model_sigma(const rbf_model_params *p, uint64_t sigma, rbf_model_sigma_r
     if (rc)
         return rc;
     if (!out)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     if (p->method == RBF_MODEL_PAPER) {
         double fp, en0;
         rc = rbf__model_paper_sigma(p, sigma, &fp, &en0, NULL);
@@ -185,7 +185,7 @@ int rbf_model_sigma(const rbf_model_params *p, uint64_t sigma, rbf_model_sigma_r
             return rc;
         out->fp = fp;
         out->expected_messages = en0;
-        return RBF_MODEL_OK;
+        return RBF_OK;
     }
     if (rbf__model_use_asym(p)) {
         double fp, en0;
@@ -199,20 +199,20 @@ int rbf_model_sigma(const rbf_model_params *p, uint64_t sigma, rbf_model_sigma_r
         }
     }
     model_pass ps;
-    rc = rbf__model_pass_init(&ps, p->bits, p->hashes, p->non_colliding);
+    rc = rbf__model_pass_init(&ps, p->bits, p->hashes, (p->hashing == RBF_NON_COLLIDING));
     if (rc)
         return rc;
     for (uint64_t b = 0; b <= sigma; b++) {
         if ((b & (PASS_PROGRESS_EVERY - 1)) == 0 && b && model_progress(p, b, sigma + 1)) {
             rbf__model_pass_free(&ps);
-            return RBF_MODEL_ECANCELED;
+            return RBF_ECANCELED;
         }
         rbf__model_pass_step(&ps);
     }
-    out->fp = rbf__model_pass_fp(&ps, p->retaining);
+    out->fp = rbf__model_pass_fp(&ps, (p->recycle == RBF_RETAINING));
     out->expected_messages = ps.en0;
     rbf__model_pass_free(&ps);
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 int rbf_model_sigma_curve(const rbf_model_params *p, uint64_t sigma_max, double *fp, double *en0)
@@ -221,19 +221,19 @@ int rbf_model_sigma_curve(const rbf_model_params *p, uint64_t sigma_max, double 
     if (rc)
         return rc;
     if (sigma_max >= p->bits)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     model_pass ps;
-    rc = rbf__model_pass_init(&ps, p->bits, p->hashes, p->non_colliding);
+    rc = rbf__model_pass_init(&ps, p->bits, p->hashes, (p->hashing == RBF_NON_COLLIDING));
     if (rc)
         return rc;
     for (uint64_t b = 0; b <= sigma_max; b++) {
         if ((b & (PASS_PROGRESS_EVERY - 1)) == 0 && b && model_progress(p, b, sigma_max + 1)) {
             rbf__model_pass_free(&ps);
-            return RBF_MODEL_ECANCELED;
+            return RBF_ECANCELED;
         }
         rbf__model_pass_step(&ps);
         if (fp)
-            fp[b] = rbf__model_pass_fp(&ps, p->retaining);
+            fp[b] = rbf__model_pass_fp(&ps, (p->recycle == RBF_RETAINING));
         if (en0)
             en0[b] = ps.en0;
     }
@@ -247,10 +247,10 @@ int rbf_model_sigma_curve(const rbf_model_params *p, uint64_t sigma_max, double 
         q.progress = NULL;
         for (uint64_t s = 1; s <= sigma_max; s++) {
             if (model_progress(p, s, sigma_max + 1))
-                return RBF_MODEL_ECANCELED;
-            if (check_sigma(&q, s) != RBF_MODEL_OK)
+                return RBF_ECANCELED;
+            if (check_sigma(&q, s) != RBF_OK)
                 continue;
-            if ((rc = rbf_model_sigma(&q, s, &r)) != RBF_MODEL_OK)
+            if ((rc = rbf_model_sigma(&q, s, &r)) != RBF_OK)
                 return rc;
             if (fp)
                 fp[s] = r.fp;
@@ -258,5 +258,5 @@ int rbf_model_sigma_curve(const rbf_model_params *p, uint64_t sigma_max, double 
                 en0[s] = r.expected_messages;
         }
     }
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }

@@ -126,17 +126,17 @@ static int gaps_geometric(const rbf_model_workload *w, gapdesc *d)
     const uint64_t P = w->pool;
     const double S = w->kind == RBF_MODEL_WL_ZIPF ? w->exponent : 0.0;
     if (P == 0 || !(S >= 0.0) || S > 100.0)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     d->r = 0.0;
     if (S == 0.0) {
         d->ncls = 1;
         d->q = rbf__malloc(sizeof *d->q);
         d->w = rbf__malloc(sizeof *d->w);
         if (!d->q || !d->w)
-            return RBF_MODEL_ENOMEM;
+            return RBF_ENOMEM;
         d->q[0] = 1.0 / (double)P;
         d->w[0] = 1.0;
-        return RBF_MODEL_OK;
+        return RBF_OK;
     }
     model_sum H;
     msum_init(&H);
@@ -148,7 +148,7 @@ static int gaps_geometric(const rbf_model_workload *w, gapdesc *d)
     d->q = rbf__calloc(n, sizeof *d->q);
     d->w = rbf__calloc(n, sizeof *d->w);
     if (!d->q || !d->w)
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     uint64_t head = P <= EXACT ? P : EXACT;
     for (uint64_t r = 1; r <= head; r++) {
         d->q[r - 1] = pow((double)r, -S) / h;
@@ -175,7 +175,7 @@ static int gaps_geometric(const rbf_model_workload *w, gapdesc *d)
             r = end + 1;
         }
     }
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* The fading law walked backwards from a repeat (docs/simulator.md 3). */
@@ -183,10 +183,10 @@ static int gaps_fading(const rbf_model_workload *w, uint64_t tcut, gapdesc *d)
 {
     const double R = w->new_fraction, L = w->lifetime;
     if (!(R > 0.0 && R <= 1.0) || !(L > 0.0) || !isfinite(L))
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     d->r = R;
     if (R >= 1.0)
-        return RBF_MODEL_OK; /* no repeats */
+        return RBF_OK; /* no repeats */
     double need = 40.0 * L * R;
     uint64_t W = 1;
     while ((double)W < need && W < ((uint64_t)1 << 22))
@@ -203,7 +203,7 @@ static int gaps_fading(const rbf_model_workload *w, uint64_t tcut, gapdesc *d)
     if (!m || !pick || !d->t || !d->hb || !d->hr) {
         rbf__free(m);
         rbf__free(pick);
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     }
     model_sum tot;
     msum_init(&tot);
@@ -245,14 +245,14 @@ static int gaps_fading(const rbf_model_workload *w, uint64_t tcut, gapdesc *d)
     d->tail = remaining > 0.0 ? remaining : 0.0;
     rbf__free(m);
     rbf__free(pick);
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 static int gaps_file(const rbf_model_workload *w, gapdesc *d)
 {
     if (!w->gaps || !w->gap_prob || w->gap_count == 0 || !(w->new_fraction >= 0.0) ||
         !(w->new_fraction < 1.0))
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     d->r = w->new_fraction;
     d->prev_nu = 1;
     d->ngap = w->gap_count;
@@ -260,20 +260,20 @@ static int gaps_file(const rbf_model_workload *w, gapdesc *d)
     d->hr = rbf__malloc(d->ngap * sizeof *d->hr);
     d->hb = rbf__calloc(d->ngap, sizeof *d->hb);
     if (!d->t || !d->hr || !d->hb)
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     double s = 0.0;
     for (size_t i = 0; i < d->ngap; i++) {
         if (w->gaps[i] < 1 || !(w->gap_prob[i] >= 0.0) || !isfinite(w->gap_prob[i]))
-            return RBF_MODEL_EINVAL;
+            return RBF_EINVAL;
         s += w->gap_prob[i];
     }
     if (!(s > 0.0))
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     for (size_t i = 0; i < d->ngap; i++) {
         d->t[i] = w->gaps[i];
         d->hr[i] = w->gap_prob[i] / s;
     }
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* One evaluation at tick fraction nu: psi (not held by the active filter)
@@ -328,10 +328,10 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
                  const rbf_model_workload *w, rbf_model_fn_result *out)
 {
     if (!w || !out)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     for (size_t i = 0; i < sizeof w->reserved_ / sizeof w->reserved_[0]; i++)
         if (w->reserved_[i])
-            return RBF_MODEL_EINVAL;
+            return RBF_EINVAL;
     memset(out, 0, sizeof *out);
     rbf_model_cycles *c = NULL;
     int rc = rbf_model_cycles_new(p, s, &c);
@@ -351,7 +351,7 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
         double g = (double)x.gmax + 1.0, R = w->new_fraction;
         double tc = R > 0.0 ? (g + 9.0 * sqrt(g / R) + 60.0) / R + 10.0 : 0.0;
         if (!(tc < 5e7)) {
-            rc = RBF_MODEL_ENOMEM;
+            rc = RBF_ENOMEM;
             break;
         }
         rc = gaps_fading(w, (uint64_t)tc, &d);
@@ -361,7 +361,7 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
         rc = gaps_file(w, &d);
         break;
     default:
-        rc = RBF_MODEL_EINVAL;
+        rc = RBF_EINVAL;
     }
     if (rc)
         goto done;
@@ -376,7 +376,7 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
     unsigned it = 0;
     for (; it < 60 && hi - lo > 1e-13; it++) {
         if (model_progress(p, it, 60)) {
-            rc = RBF_MODEL_ECANCELED;
+            rc = RBF_ECANCELED;
             goto done;
         }
         double mid = 0.5 * (lo + hi);

@@ -2,7 +2,7 @@
  * model_internal.h -- shared internals of the model module (src/model/).
  *
  * Not installed.  Everything here is hidden (the library is built with
- * -fvisibility=hidden and none of these carry RBF_MODEL_API).
+ * -fvisibility=hidden and none of these carry RBF_API).
  */
 #ifndef RBF_MODEL_INTERNAL_H
 #define RBF_MODEL_INTERNAL_H
@@ -49,8 +49,13 @@ static inline double model_clamp01(double x)
     return x > 1.0 ? 1.0 : x;
 }
 
+/* rho(b) and f_w(n) with no domain check (callers pass valid values); the
+ * public rbf_model_rho / rbf_model_f_w check and report. */
+double rbf__model_rho(uint64_t bits, unsigned hashes, int non_colliding, uint64_t b);
+double rbf__model_f_w(uint64_t bits, unsigned hashes, uint64_t n);
+
 /* Largest k the module accepts (work arrays are O(k) to O(k^3)). */
-#define MODEL_MAX_HASHES RBF_MODEL_MAX_HASHES
+#define MODEL_MAX_HASHES RBF_MAX_HASHES
 
 /* Validate the common parameters: bits >= 1, 1 <= hashes <= max,
  * non-colliding needs hashes <= bits, flags 0/1, a known method. */
@@ -149,8 +154,8 @@ int rbf__model_sigma_asym(const rbf_model_params *p, uint64_t sigma, double *f1,
 static inline int model_progress(const rbf_model_params *p, uint64_t done, uint64_t total)
 {
     if (p->progress && p->progress(p->progress_ctx, done, total))
-        return RBF_MODEL_ECANCELED;
-    return RBF_MODEL_OK;
+        return RBF_ECANCELED;
+    return RBF_OK;
 }
 
 #endif

@@ -96,10 +96,10 @@ static int bdist_init(bdist *d, uint64_t bits, unsigned hashes, int nc)
     if (!d->p || !d->aux) {
         rbf__free(d->p);
         rbf__free(d->aux);
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     }
     d->p[0] = 1.0; /* B_0 = 0 */
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 static void bdist_free(bdist *d)
@@ -113,20 +113,20 @@ static int bdist_reserve(bdist *d)
 {
     size_t need = (size_t)(d->hi - d->lo) + d->hashes + 2;
     if (need <= d->cap)
-        return RBF_MODEL_OK;
+        return RBF_OK;
     size_t nc = d->cap * 2 > need ? d->cap * 2 : need;
     double *np = rbf__realloc(d->p, nc * sizeof *np);
     if (!np)
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     d->p = np;
     double *na = rbf__realloc(d->aux, nc * sizeof *na);
     if (!na)
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     d->aux = na;
     memset(d->p + d->cap, 0, (nc - d->cap) * sizeof *np);
     memset(d->aux + d->cap, 0, (nc - d->cap) * sizeof *na);
     d->cap = nc;
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 static inline double hx(const bdist *d, unsigned q, uint64_t b)
@@ -181,14 +181,14 @@ static void bdist_trim(bdist *d)
 static int bdist_message(bdist *d)
 {
     if (bdist_reserve(d))
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     for (unsigned q = 0; q < d->hashes; q++) {
         hash_step(d, d->p, d->hi, q);
         if (d->hi < d->bits)
             d->hi++;
     }
     bdist_trim(d);
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* One bit-setting message: the step conditioned on d >= 1.  The caller
@@ -196,7 +196,7 @@ static int bdist_message(bdist *d)
 static int bdist_message_cond(bdist *d)
 {
     if (bdist_reserve(d))
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     size_t n = (size_t)(d->hi - d->lo) + 1;
     /* aux: messages that have not set a bit yet (still at their level),
      * p: messages that have.  Start with P(b) / (1 - rho(b)) in aux. */
@@ -222,7 +222,7 @@ static int bdist_message_cond(bdist *d)
     for (size_t o = 0; o < n; o++)
         d->aux[o] = 0.0;
     bdist_trim(d);
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* E[rho(B)] and, if w != NULL, E[rho/(1-rho)] (inf if mass sits at rho = 1). */
@@ -236,7 +236,7 @@ static double bdist_mean_rho(const bdist *d, double *w)
         double pb = d->p[b - d->lo];
         if (pb == 0.0)
             continue;
-        double r = rbf_model_rho(d->bits, d->hashes, d->nc, b);
+        double r = rbf__model_rho(d->bits, d->hashes, d->nc, b);
         msum_add(&s, pb * r);
         if (w) {
             double om = rbf__model_one_minus_rho(d->bits, d->hashes, d->nc, b);
@@ -262,7 +262,7 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
     if (rc)
         return rc;
     if (messages < 1 || (!curve && !last))
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     const uint64_t M = p->bits, N = messages;
     const unsigned k = p->hashes;
     rbf_model_n_result row;
@@ -282,13 +282,13 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
         (p->method == RBF_MODEL_ASYMPTOTIC ||
          (p->method == RBF_MODEL_AUTO && (N > RBF_MODEL_AUTO_EXACT_BITS || rbf__model_use_asym(p))));
     if (fast_bounds) {
-        last->f_w = rbf_model_f_w(M, k, N);
+        last->f_w = rbf__model_f_w(M, k, N);
         last->f_o = rbf__fo_fast(M, k, N);
         last->f_a = rbf__fa_fast(M, k, N);
     }
     for (uint64_t i = 1; i <= N && !fast_bounds; i++) {
         if ((i & 0xfffff) == 0 && model_progress(p, 0, 2 * N))
-            return RBF_MODEL_ECANCELED;
+            return RBF_ECANCELED;
         double f = rbf__fw_iter_next(&it); /* f_i = f_w(i - 1) */
         msum_add(&so, f);
         if (f >= 1.0)
@@ -296,7 +296,7 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
         else
             msum_add(&sr, f / (1.0 - f));
         if (curve || i == N) {
-            row.f_w = rbf_model_f_w(M, k, i);
+            row.f_w = rbf__model_f_w(M, k, i);
             row.f_o = model_clamp01(msum_get(&so) / (double)i);
             double R = msum_get(&sr);
             row.f_a = r_inf ? 1.0 : model_clamp01(R / ((double)i + R));
@@ -309,7 +309,7 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
 
     /* exact: unconditioned propagation; E[rho(B_n)] for n = 0..N */
     bdist d;
-    rc = bdist_init(&d, M, k, p->non_colliding);
+    rc = bdist_init(&d, M, k, (p->hashing == RBF_NON_COLLIDING));
     if (rc)
         return rc;
     model_sum se;
@@ -328,9 +328,9 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
         }
         if ((n & 0xff) == 0 && model_progress(p, n, 2 * N)) {
             bdist_free(&d);
-            return RBF_MODEL_ECANCELED;
+            return RBF_ECANCELED;
         }
-        if ((rc = bdist_message(&d)) != RBF_MODEL_OK) {
+        if ((rc = bdist_message(&d)) != RBF_OK) {
             bdist_free(&d);
             return rc;
         }
@@ -347,7 +347,7 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
     bdist_free(&d);
 
     /* exact real user: steps conditioned on setting a bit */
-    rc = bdist_init(&d, M, k, p->non_colliding);
+    rc = bdist_init(&d, M, k, (p->hashing == RBF_NON_COLLIDING));
     if (rc)
         return rc;
     model_sum sfp;
@@ -356,7 +356,7 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
     for (uint64_t c = 0; c < N; c++) {
         if ((c & 0xff) == 0 && c && model_progress(p, N + c, 2 * N)) {
             bdist_free(&d);
-            return RBF_MODEL_ECANCELED;
+            return RBF_ECANCELED;
         }
         if (!inf) {
             double w;
@@ -376,25 +376,25 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
             last->exact_real = 1.0; /* from here on every new message is a false positive */
             break;
         }
-        if (!inf && c + 1 < N && (rc = bdist_message_cond(&d)) != RBF_MODEL_OK) {
+        if (!inf && c + 1 < N && (rc = bdist_message_cond(&d)) != RBF_OK) {
             bdist_free(&d);
             return rc;
         }
     }
     bdist_free(&d);
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 int rbf_model_nbounded(const rbf_model_params *p, uint64_t messages, rbf_model_n_result *out)
 {
     if (!out)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     return nbounded_core(p, messages, NULL, out);
 }
 
 int rbf_model_nbounded_curve(const rbf_model_params *p, uint64_t messages, rbf_model_n_result *rows)
 {
     if (!rows)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     return nbounded_core(p, messages, rows, NULL);
 }

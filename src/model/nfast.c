@@ -117,7 +117,7 @@ static double nf_sum(uint64_t M, unsigned k, int which, uint64_t N)
     /* where f_w rounds to 1: k q^t < 2^-60 */
     double tsat = (log((double)k) + 60.0 * log(2.0)) / -L;
     double last = (double)(N - 1);
-    if (which && rbf_model_f_w(M, k, N - 1) >= 1.0)
+    if (which && rbf__model_f_w(M, k, N - 1) >= 1.0)
         return INFINITY;
     if (!which && tsat < last) {
         double c = floor(tsat);

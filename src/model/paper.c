@@ -134,14 +134,14 @@ static int paper_en0(const paper_ctx *c, const rbf_model_params *p, double *en0)
     if (!row || !ring) {
         rbf__free(row);
         rbf__free(ring);
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     }
     double en = 0.0;
     for (uint64_t b = c->sigma; b-- > 0;) {
         if ((b & 0xfff) == 0 && model_progress(p, c->sigma - b, 2 * c->sigma + 2)) {
             rbf__free(row);
             rbf__free(ring);
-            return RBF_MODEL_ECANCELED;
+            return RBF_ECANCELED;
         }
         double back, leave;
         tau_row(c, b, c->sigma, row, &back, &leave);
@@ -155,7 +155,7 @@ static int paper_en0(const paper_ctx *c, const rbf_model_params *p, double *en0)
     rbf__free(row);
     rbf__free(ring);
     *en0 = en;
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* Non-retaining: forward recursion pi_i = sum_j pi_j tau(j,i) / (1 - tau(i,i)). */
@@ -169,7 +169,7 @@ static int paper_pi_nonret(const paper_ctx *c, const rbf_model_params *p, double
     if (!rows || !pis) {
         rbf__free(rows);
         rbf__free(pis);
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     }
     model_sum sp, spr, sf, sfr;
     msum_init(&sp);
@@ -181,7 +181,7 @@ static int paper_pi_nonret(const paper_ctx *c, const rbf_model_params *p, double
         if ((i & 0xfff) == 0 && i && model_progress(p, c->sigma + i, 2 * c->sigma + 2)) {
             rbf__free(rows);
             rbf__free(pis);
-            return RBF_MODEL_ECANCELED;
+            return RBF_ECANCELED;
         }
         double *row = rows + (i % w) * w;
         double back, leave;
@@ -212,7 +212,7 @@ static int paper_pi_nonret(const paper_ctx *c, const rbf_model_params *p, double
     }
     rbf__free(rows);
     rbf__free(pis);
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* Dense Gaussian elimination with partial pivoting on an n x n system
@@ -225,7 +225,7 @@ static int dense_solve(double *a, double *b, size_t n)
             if (fabs(a[r * n + col]) > fabs(a[piv * n + col]))
                 piv = r;
         if (!(fabs(a[piv * n + col]) > 0.0))
-            return RBF_MODEL_EINVAL;
+            return RBF_EINVAL;
         if (piv != col) {
             for (size_t q = 0; q < n; q++) {
                 double t = a[col * n + q];
@@ -251,7 +251,7 @@ static int dense_solve(double *a, double *b, size_t n)
             s -= a[col * n + q] * b[q];
         b[col] = s / a[col * n + col];
     }
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* Retaining: the banded system with a border (see the file comment). */
@@ -265,7 +265,7 @@ static int paper_pi_ret(const paper_ctx *c, const rbf_model_params *p, double *f
     const uint64_t B0 = sigma >= k ? sigma - k + 1 : 1;
     const size_t nb = (size_t)(sigma - B0);
     const size_t rl = nb + 2; /* a pivot row: diag, nb border entries, rhs */
-    int rc = RBF_MODEL_ENOMEM;
+    int rc = RBF_ENOMEM;
 
     double *rows = rbf__calloc(w * w, sizeof *rows);   /* tau rows, ring by state */
     double *piv = rbf__calloc(w * rl, sizeof *piv);    /* pivot rows, ring by state */
@@ -301,7 +301,7 @@ static int paper_pi_ret(const paper_ctx *c, const rbf_model_params *p, double *f
     rho_iter it = {c, 0.0, 0};
     for (uint64_t r = 1; r < sigma; r++) {
         if ((r & 0xfff) == 0 && model_progress(p, sigma + r, 2 * sigma + 2)) {
-            rc = RBF_MODEL_ECANCELED;
+            rc = RBF_ECANCELED;
             goto out;
         }
         double *row = rows + (r % w) * w;
@@ -357,8 +357,8 @@ static int paper_pi_ret(const paper_ctx *c, const rbf_model_params *p, double *f
             brhs[br] = cur[rl - 1];
         }
     }
-    if (nb > 0 && dense_solve(bsys, brhs, nb) != RBF_MODEL_OK) {
-        rc = RBF_MODEL_EINVAL;
+    if (nb > 0 && dense_solve(bsys, brhs, nb) != RBF_OK) {
+        rc = RBF_EINVAL;
         goto out;
     }
     {
@@ -384,7 +384,7 @@ static int paper_pi_ret(const paper_ctx *c, const rbf_model_params *p, double *f
             *fp_frozen = den > 0.0 ? model_clamp01(msum_get(&fr) / den) : 0.0;
         }
     }
-    rc = RBF_MODEL_OK;
+    rc = RBF_OK;
 out:
     rbf__free(rows);
     rbf__free(piv);
@@ -402,11 +402,11 @@ out:
 int rbf__model_paper_sigma(const rbf_model_params *p, uint64_t sigma, double *fp, double *en0,
                       double *fp_frozen)
 {
-    paper_ctx c = {p->bits, p->hashes, p->non_colliding, sigma};
+    paper_ctx c = {p->bits, p->hashes, (p->hashing == RBF_NON_COLLIDING), sigma};
     int rc = paper_en0(&c, p, en0);
     if (rc)
         return rc;
-    if (p->retaining)
+    if ((p->recycle == RBF_RETAINING))
         return paper_pi_ret(&c, p, fp, fp_frozen);
     return paper_pi_nonret(&c, p, fp, fp_frozen);
 }

@@ -45,8 +45,8 @@ void rbf_plan_options_init(rbf_plan_options *o)
         return;
     memset(o, 0, sizeof *o);
     o->max_hashes = 32;
-    o->non_colliding = 0;
-    o->retaining = 0;
+    o->hashing = RBF_COLLIDING;
+    o->recycle = RBF_NON_RETAINING;
     o->progress = NULL;
     o->progress_ctx = NULL;
     o->method = RBF_MODEL_AUTO;
@@ -71,8 +71,8 @@ static int prog_tick(plan_prog *pp, uint64_t add)
     if (pp->done > pp->total)
         pp->total = pp->done;
     if (pp->fn && pp->fn(pp->ctx, pp->done, pp->total))
-        return RBF_MODEL_ECANCELED;
-    return RBF_MODEL_OK;
+        return RBF_ECANCELED;
+    return RBF_OK;
 }
 
 /* ---- harmonic sums: hsum(M, a, c) = sum_{b=a}^{c-1} 1/(M-b) = H_{M-a} - H_{M-c} */
@@ -134,7 +134,7 @@ static double fsigma_lower(uint64_t M, unsigned k, int nc, uint64_t sigma)
         uint64_t a = n * j / J, c = n * (j + 1) / J;
         double cnt = hashes_lo(M, k, nc, a, c) / k - 1.0;
         if (cnt > 0.0)
-            num += rbf_model_rho(M, k, nc, a) * cnt;
+            num += rbf__model_rho(M, k, nc, a) * cnt;
     }
     double den = 1.0 + hashes_hi(M, 0, n) / k;
     return num / den * (1.0 - 1e-9);
@@ -149,7 +149,7 @@ static double rate_lower(uint64_t M, unsigned k, int nc, int two, uint64_t sigma
     if (!two)
         return f1;
     uint64_t lowest = sigma + 1 >= k ? sigma + 1 - k : 0;
-    double r = rbf_model_rho(M, k, nc, lowest) * (1.0 - 1e-9);
+    double r = rbf__model_rho(M, k, nc, lowest) * (1.0 - 1e-9);
     return f1 + r * (1.0 - f1);
 }
 
@@ -196,7 +196,7 @@ static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double 
 {
     memset(res, 0, sizeof *res);
     if (M < 2 || (nc && k > M))
-        return RBF_MODEL_OK;
+        return RBF_OK;
     model_pass ps;
     int rc = rbf__model_pass_init(&ps, M, k, nc);
     if (rc)
@@ -205,7 +205,7 @@ static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double 
     double *gwin = two ? rbf__calloc(k, sizeof *gwin) : NULL;
     double f1_best = 0.0;
     if (two && (!ring || !gwin)) {
-        rc = RBF_MODEL_ENOMEM;
+        rc = RBF_ENOMEM;
         goto out;
     }
     /* the smallest sigma the filter accepts: rbf_config_check wants
@@ -215,7 +215,7 @@ static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double 
     for (uint64_t b = 0; b < M; b++) {
         if (++ticks == 0x10000) {
             ticks = 0;
-            if ((rc = prog_tick(pp, 0x10000)) != RBF_MODEL_OK)
+            if ((rc = prog_tick(pp, 0x10000)) != RBF_OK)
                 goto out;
         }
         rbf__model_pass_step(&ps);
@@ -230,7 +230,7 @@ static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double 
             /* the frozen rate lies in [rho(lowest end state), rho(sigma)]:
              * decide from these bounds, and solve exactly only between */
             uint64_t lowest = b + 1 >= k + (uint64_t)ret ? b + 1 - k : (uint64_t)ret;
-            double lo2 = f1 + rbf_model_rho(M, k, nc, lowest) * (1.0 - f1);
+            double lo2 = f1 + rbf__model_rho(M, k, nc, lowest) * (1.0 - f1);
             double hi2 = f1 + ps.rho * (1.0 - f1);
             if (lo2 > eps)
                 break;
@@ -238,7 +238,7 @@ static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double 
                 window_from_ring(ring, k, b, gwin);
                 double ff = rbf__model_frozen_rate(M, k, nc, ret, b, gwin);
                 if (ff < 0.0) {
-                    rc = RBF_MODEL_ENOMEM;
+                    rc = RBF_ENOMEM;
                     goto out;
                 }
                 if (f1 + ff * (1.0 - f1) > eps)
@@ -259,12 +259,12 @@ static int sigma_one_k(uint64_t M, unsigned k, int nc, int ret, int two, double 
         window_from_ring(ring, k, res->sigma, gwin);
         double ff = rbf__model_frozen_rate(M, k, nc, ret, res->sigma, gwin);
         if (ff < 0.0) {
-            rc = RBF_MODEL_ENOMEM;
+            rc = RBF_ENOMEM;
             goto out;
         }
         res->fp = model_clamp01(f1_best + ff * (1.0 - f1_best));
     }
-    rc = RBF_MODEL_OK;
+    rc = RBF_OK;
 out:
     rbf__free(ring);
     rbf__free(gwin);
@@ -282,20 +282,20 @@ static int asym_rate(const model_asym *a, int ret, int two, uint64_t sigma, doub
         return rc;
     *rate = f1;
     if (!two)
-        return RBF_MODEL_OK;
+        return RBF_OK;
     /* two-phase: bounds first, the frozen rate only when they straddle eps */
     const unsigned k = a->k;
     double *gwin = rbf__calloc(k, sizeof *gwin);
     if (!gwin)
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     for (unsigned t = 0; t < k; t++)
         gwin[t] = rbf__asym_g(a, sigma + 1 + t - k);
     double ff = rbf__model_frozen_rate(a->M, k, a->nc, ret, sigma, gwin);
     rbf__free(gwin);
     if (ff < 0.0)
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     *rate = model_clamp01(f1 + ff * (1.0 - f1));
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* One k by the asymptotic method: the largest sigma <= smax with rate <=
@@ -306,7 +306,7 @@ static int sigma_one_k_fast(uint64_t M, unsigned k, int nc, int ret, int two, do
 {
     memset(res, 0, sizeof *res);
     if (M < 2 || (nc && k > M))
-        return RBF_MODEL_OK;
+        return RBF_OK;
     uint64_t smin = smax / 16;
     if (smin < 8192)
         smin = 8192;
@@ -322,7 +322,7 @@ static int sigma_one_k_fast(uint64_t M, unsigned k, int nc, int ret, int two, do
             return sigma_one_k(M, k, nc, ret, two, eps, stop_at, pp, res);
         }
         double r, en0;
-        if ((rc = asym_rate(&a, ret, two, smin, &r, &en0)) != RBF_MODEL_OK) {
+        if ((rc = asym_rate(&a, ret, two, smin, &r, &en0)) != RBF_OK) {
             rbf__asym_free(&a);
             return rc;
         }
@@ -337,7 +337,7 @@ static int sigma_one_k_fast(uint64_t M, unsigned k, int nc, int ret, int two, do
         /* rate(lo) <= eps; find the largest such sigma in [lo, smax] */
         uint64_t lo = smin, hi = smax;
         double rlo = r, elo = en0;
-        if ((rc = asym_rate(&a, ret, two, hi, &r, &en0)) != RBF_MODEL_OK) {
+        if ((rc = asym_rate(&a, ret, two, hi, &r, &en0)) != RBF_OK) {
             rbf__asym_free(&a);
             return rc;
         }
@@ -348,7 +348,7 @@ static int sigma_one_k_fast(uint64_t M, unsigned k, int nc, int ret, int two, do
         } else {
             while (hi - lo > 1) {
                 uint64_t mid = lo + (hi - lo) / 2;
-                if ((rc = asym_rate(&a, ret, two, mid, &r, &en0)) != RBF_MODEL_OK) {
+                if ((rc = asym_rate(&a, ret, two, mid, &r, &en0)) != RBF_OK) {
                     rbf__asym_free(&a);
                     return rc;
                 }
@@ -393,10 +393,10 @@ static int plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int t
     if (evaluated)
         *evaluated = 0;
     if (M < 2)
-        return RBF_MODEL_OK;
+        return RBF_OK;
     kcand *c = rbf__calloc(K, sizeof *c);
     if (!c)
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     unsigned n = 0;
     for (unsigned k = 1; k <= K; k++) {
         if (nc && k > M)
@@ -408,7 +408,7 @@ static int plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int t
         n++;
     }
     qsort(c, n, sizeof *c, cmp_cand);
-    int rc = RBF_MODEL_OK;
+    int rc = RBF_OK;
     for (unsigned t = 0; t < n; t++) {
         if (out->feasible &&
             (c[t].ub < out->expected_messages ||
@@ -421,7 +421,7 @@ static int plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int t
             rc = sigma_one_k_fast(M, c[t].k, nc, ret, two, eps, target, c[t].smax, pp, &r);
         else
             rc = sigma_one_k(M, c[t].k, nc, ret, two, eps, target, pp, &r);
-        if (rc != RBF_MODEL_OK)
+        if (rc != RBF_OK)
             break;
         if (evaluated)
             (*evaluated)++;
@@ -452,9 +452,9 @@ static uint64_t worst_n(uint64_t M, unsigned k, double eps)
         return 0;
     double t = log1p(-pow(eps, 1.0 / k)) / ((double)k * log1p(-1.0 / (double)M));
     uint64_t N = t >= 9.0e15 ? (uint64_t)9.0e15 : (uint64_t)t;
-    while (N > 0 && rbf_model_f_w(M, k, N) > eps)
+    while (N > 0 && rbf__model_f_w(M, k, N) > eps)
         N--;
-    while (rbf_model_f_w(M, k, N + 1) <= eps)
+    while (rbf__model_f_w(M, k, N + 1) <= eps)
         N++;
     return N;
 }
@@ -468,10 +468,10 @@ static double fo_lower(uint64_t M, unsigned k, uint64_t N)
     uint64_t J = N < 256 ? N : 256;
     for (uint64_t j = 0; j < J; j++) {
         uint64_t a = N * j / J, b = N * (j + 1) / J;
-        lb += rbf_model_f_w(M, k, a) * (double)(b - a);
+        lb += rbf__model_f_w(M, k, a) * (double)(b - a);
     }
     lb /= (double)N;
-    double half = rbf_model_f_w(M, k, N - N / 2) * (double)(N / 2) / (double)N;
+    double half = rbf__model_f_w(M, k, N - N / 2) * (double)(N / 2) / (double)N;
     return (lb > half ? lb : half) * (1.0 - 1e-9);
 }
 
@@ -512,7 +512,7 @@ static int scan_oa(uint64_t M, unsigned k, double eps, uint64_t limit, plan_prog
         if (++ticks == 0x100000) {
             ticks = 0;
             if (prog_tick(pp, 0x100000))
-                return RBF_MODEL_ECANCELED;
+                return RBF_ECANCELED;
         }
         double f = rbf__fw_iter_next(&it); /* f_N = f_w(N-1) */
         msum_add(&so, f);
@@ -552,7 +552,7 @@ static int scan_oa(uint64_t M, unsigned k, double eps, uint64_t limit, plan_prog
         }
     }
     prog_tick(pp, ticks);
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* The same answers as scan_oa by bisection on the Euler-Maclaurin values
@@ -605,19 +605,19 @@ static int plan_nbounded(uint64_t M, double eps, unsigned K, int fast, plan_prog
     memset(&out->oracle_n, 0, sizeof out->oracle_n);
     memset(&out->average_n, 0, sizeof out->average_n);
     if (M < 2)
-        return RBF_MODEL_OK;
+        return RBF_OK;
     kcand *c = rbf__calloc(K, sizeof *c);
     if (!c)
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     for (unsigned k = 1; k <= K; k++) {
         uint64_t nw = worst_n(M, k, eps);
-        choose_n(&out->worst_case, k, nw, rbf_model_f_w(M, k, nw));
+        choose_n(&out->worst_case, k, nw, rbf__model_f_w(M, k, nw));
         c[k - 1].k = k;
         c[k - 1].ub = (double)oracle_n_upper(M, k, eps, nw + 2);
 
     }
     qsort(c, K, sizeof *c, cmp_cand);
-    int rc = RBF_MODEL_OK;
+    int rc = RBF_OK;
     for (unsigned t = 0; t < K; t++) {
         unsigned k = c[t].k;
         int need_o = !out->oracle_n.feasible || c[t].ub > out->oracle_n.expected_messages ||
@@ -652,14 +652,16 @@ static void set_gain(rbf_plan_choice *c, double base)
 static int check_plan_args(double eps, const rbf_plan_options *o)
 {
     if (!(eps > 0.0 && eps < 1.0))
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     if (o && (o->max_hashes < 1 || o->max_hashes > MODEL_MAX_HASHES ||
-              (o->non_colliding != 0 && o->non_colliding != 1) ||
-              (o->retaining != 0 && o->retaining != 1) ||
+              (o->hashing != RBF_COLLIDING && o->hashing != RBF_NON_COLLIDING) ||
+              (o->recycle != RBF_NON_RETAINING && o->recycle != RBF_RETAINING) ||
+              o->reserved_[0] || o->reserved_[1] || o->reserved_[2] || o->reserved_[3] ||
+              o->reserved_[4] || o->reserved_[5] || o->reserved_[6] || o->reserved_[7] ||
               (o->method != RBF_MODEL_EXACT && o->method != RBF_MODEL_ASYMPTOTIC &&
                o->method != RBF_MODEL_AUTO)))
-        return RBF_MODEL_EINVAL;
-    return RBF_MODEL_OK;
+        return RBF_EINVAL;
+    return RBF_OK;
 }
 
 int rbf_plan_memory(uint64_t bits, double eps, const rbf_plan_options *o, rbf_plan *out)
@@ -673,21 +675,21 @@ int rbf_plan_memory(uint64_t bits, double eps, const rbf_plan_options *o, rbf_pl
     if (rc)
         return rc;
     if (!out || bits < 1)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     memset(out, 0, sizeof *out);
     out->bits = bits;
     out->target_fp = eps;
     plan_prog pp = {o->progress, o->progress_ctx, 0, bits};
     unsigned K = o->max_hashes;
-    if ((rc = plan_sigma(bits, eps, K, o->non_colliding, o->retaining, 0, 0.0,
+    if ((rc = plan_sigma(bits, eps, K, (o->hashing == RBF_NON_COLLIDING), (o->recycle == RBF_RETAINING), 0, 0.0,
                          plan_fast(o->method, bits), &pp,
-                         &out->sigma_bounded, NULL)) != RBF_MODEL_OK)
+                         &out->sigma_bounded, NULL)) != RBF_OK)
         return rc;
-    if ((rc = plan_sigma(bits / 2, eps, K, o->non_colliding, o->retaining, 1, 0.0,
+    if ((rc = plan_sigma(bits / 2, eps, K, (o->hashing == RBF_NON_COLLIDING), (o->recycle == RBF_RETAINING), 1, 0.0,
                          plan_fast(o->method, bits / 2), &pp,
-                         &out->two_phase, NULL)) != RBF_MODEL_OK)
+                         &out->two_phase, NULL)) != RBF_OK)
         return rc;
-    if ((rc = plan_nbounded(bits, eps, K, plan_fast(o->method, bits), &pp, out)) != RBF_MODEL_OK)
+    if ((rc = plan_nbounded(bits, eps, K, plan_fast(o->method, bits), &pp, out)) != RBF_OK)
         return rc;
     double base = out->worst_case.feasible ? out->worst_case.expected_messages : 0.0;
     set_gain(&out->sigma_bounded, base);
@@ -695,7 +697,7 @@ int rbf_plan_memory(uint64_t bits, double eps, const rbf_plan_options *o, rbf_pl
     set_gain(&out->oracle_n, base);
     set_gain(&out->worst_case, base);
     set_gain(&out->two_phase, base);
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 /* Least memory whose (one- or two-phase) sigma-bounded capacity reaches
@@ -713,7 +715,7 @@ static int plan_messages_any(uint64_t messages, double eps, const rbf_plan_optio
     if (rc)
         return rc;
     if (!bits || messages < 1 || messages > ((uint64_t)1 << 50))
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     const uint64_t MAXM = (uint64_t)1 << 56;
     plan_prog pp = {o->progress, o->progress_ctx, 0, 1};
     rbf_plan_choice ch;
@@ -721,7 +723,7 @@ static int plan_messages_any(uint64_t messages, double eps, const rbf_plan_optio
 #define CAP_AT(Mv, tgt, capv)                                                                     \
     do {                                                                                          \
         uint64_t Mf_ = two ? (Mv) / 2 : (Mv);                                                     \
-        rc = plan_sigma(Mf_, eps, o->max_hashes, o->non_colliding, o->retaining, two, (tgt),     \
+        rc = plan_sigma(Mf_, eps, o->max_hashes, (o->hashing == RBF_NON_COLLIDING), (o->recycle == RBF_RETAINING), two, (tgt),     \
                         plan_fast(o->method, Mf_), &pp,                                           \
                         &ch, NULL);                                                               \
         if (rc)                                                                                   \
@@ -749,7 +751,7 @@ static int plan_messages_any(uint64_t messages, double eps, const rbf_plan_optio
             break;
         }
         if (next >= MAXM && M >= MAXM)
-            return RBF_MODEL_EINVAL; /* more than 2^56 bits */
+            return RBF_EINVAL; /* more than 2^56 bits */
         M = next;
     }
     /* 2. Bracket cap(lo) < N <= cap(hi) by steps of doubling width, asking
@@ -777,7 +779,7 @@ static int plan_messages_any(uint64_t messages, double eps, const rbf_plan_optio
         lo = M;
         for (uint64_t w = 1;; w *= 2) {
             if (lo >= MAXM)
-                return RBF_MODEL_EINVAL;
+                return RBF_EINVAL;
             uint64_t t = lo + w > MAXM ? MAXM : lo + w;
             CAP_AT(t, target, cap);
             if (cap >= target) {
@@ -799,7 +801,7 @@ static int plan_messages_any(uint64_t messages, double eps, const rbf_plan_optio
     *bits = hi;
     if (out)
         return rbf_plan_memory(hi, eps, o, out);
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 int rbf_plan_messages(uint64_t messages, double eps, const rbf_plan_options *o, uint64_t *bits,

@@ -48,9 +48,9 @@ static int plan_at(uint64_t bits, double eps, uint64_t remember, double miss,
     const unsigned K = o->max_hashes ? o->max_hashes : 32;
     cand *cs = rbf__calloc(2 * (size_t)K, sizeof *cs);
     if (!cs)
-        return RBF_MODEL_ENOMEM;
+        return RBF_ENOMEM;
     size_t n = 0;
-    int rc = RBF_MODEL_OK;
+    int rc = RBF_OK;
     for (unsigned ph = 1; ph <= 2 && !rc; ph++) {
         uint64_t m = ph == 2 ? bits / 2 : bits;
         if (m < 2)
@@ -62,20 +62,20 @@ static int plan_at(uint64_t bits, double eps, uint64_t remember, double miss,
             rbf__free(fp);
             rbf__free(en);
             rbf__free(rows);
-            rc = RBF_MODEL_ENOMEM;
+            rc = RBF_ENOMEM;
             break;
         }
         double best_en = 0.0;
         for (unsigned k = 1; k <= K && !rc; k++) {
-            if (o->non_colliding && k > m)
+            if ((o->hashing == RBF_NON_COLLIDING) && k > m)
                 break;
             rbf_model_params p;
             rbf_model_params_init(&p);
             p.bits = m;
             p.hashes = k;
-            p.non_colliding = o->non_colliding;
-            p.retaining = o->retaining;
-            uint64_t first = o->retaining ? (k > 1 ? k : 1) : 1;
+            p.hashing = ((o->hashing == RBF_NON_COLLIDING)) ? RBF_NON_COLLIDING : RBF_COLLIDING;
+            p.recycle = ((o->recycle == RBF_RETAINING)) ? RBF_RETAINING : RBF_NON_RETAINING;
+            uint64_t first = (o->recycle == RBF_RETAINING) ? (k > 1 ? k : 1) : 1;
             if (first > smax)
                 continue;
             if (ph == 1) {
@@ -119,17 +119,17 @@ static int plan_at(uint64_t bits, double eps, uint64_t remember, double miss,
         rbf_model_params_init(&p);
         p.bits = cs[i].phases == 2 ? bits / 2 : bits;
         p.hashes = cs[i].k;
-        p.non_colliding = o->non_colliding;
-        p.retaining = o->retaining;
+        p.hashing = ((o->hashing == RBF_NON_COLLIDING)) ? RBF_NON_COLLIDING : RBF_COLLIDING;
+        p.recycle = ((o->recycle == RBF_RETAINING)) ? RBF_RETAINING : RBF_NON_RETAINING;
         rbf_model_cycle_spec s;
         rbf_model_cycle_spec_init(&s);
         s.phases = cs[i].phases;
         s.sigma = cs[i].sigma;
-        if (!o->retaining) {
+        if (!(o->recycle == RBF_RETAINING)) {
             /* proven shortcut: a non-retaining filter forgets the message
              * that triggers a recycle at once, a share 1/E[L] of the ticks,
              * and E[L] = E[N_0] + g_sigma <= E[N_0] + 1/(1 - rho(sigma)) */
-            double omr = rbf__model_one_minus_rho(p.bits, p.hashes, p.non_colliding, cs[i].sigma);
+            double omr = rbf__model_one_minus_rho(p.bits, p.hashes, (p.hashing == RBF_NON_COLLIDING), cs[i].sigma);
             if (omr > 0.0 && 1.0 / (cs[i].en0 + 1.0 / omr) > miss * (1.0 + 1e-9))
                 continue;
         }
@@ -163,7 +163,7 @@ int rbf_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
     }
     if (!out || bits < 2 || !(eps > 0.0 && eps < 1.0) || !(miss >= 0.0 && miss < 1.0) ||
         o->max_hashes > MODEL_MAX_HASHES)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     if (least_bits)
         *least_bits = 0;
     int rc = plan_at(bits, eps, remember, miss, o, out);
@@ -175,7 +175,7 @@ int rbf_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
     uint64_t lo = bits, hi = bits;
     for (;;) {
         if (hi > ((uint64_t)1 << 24))
-            return RBF_MODEL_OK; /* not found below 2^25 bits: *least_bits = 0 */
+            return RBF_OK; /* not found below 2^25 bits: *least_bits = 0 */
         hi *= 2;
         if ((rc = plan_at(hi, eps, remember, miss, o, &r)))
             return rc;
@@ -193,5 +193,5 @@ int rbf_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
             lo = mid;
     }
     *least_bits = hi;
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }

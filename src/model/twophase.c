@@ -75,7 +75,7 @@ double rbf__model_frozen_rate(uint64_t bits, unsigned hashes, int non_colliding,
             msum_add(&tail, dist[d]);
         double w = gwin[t] * msum_get(&tail);
         msum_add(&f, w);
-        msum_add(&fr, w * rbf_model_rho(bits, k, non_colliding, i));
+        msum_add(&fr, w * rbf__model_rho(bits, k, non_colliding, i));
     }
     rbf__free(dist);
     double den = msum_get(&f);
@@ -87,8 +87,8 @@ int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma, rbf_model_two
     int rc = rbf__model_check_params(p);
     if (rc)
         return rc;
-    if (!out || sigma < 1 || sigma >= p->bits || (p->retaining && sigma < p->hashes))
-        return RBF_MODEL_EINVAL;
+    if (!out || sigma < 1 || sigma >= p->bits || ((p->recycle == RBF_RETAINING) && sigma < p->hashes))
+        return RBF_EINVAL;
     double f1, en0, ff;
     if (p->method == RBF_MODEL_PAPER) {
         rc = rbf__model_paper_sigma(p, sigma, &f1, &en0, &ff);
@@ -101,7 +101,7 @@ int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma, rbf_model_two
     } else {
         const unsigned k = p->hashes;
         model_pass ps;
-        rc = rbf__model_pass_init(&ps, p->bits, k, p->non_colliding);
+        rc = rbf__model_pass_init(&ps, p->bits, k, (p->hashing == RBF_NON_COLLIDING));
         if (rc)
             return rc;
         double *ring = rbf__calloc(k, sizeof *ring); /* g_b at b % k */
@@ -110,14 +110,14 @@ int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma, rbf_model_two
             rbf__free(ring);
             rbf__free(gwin);
             rbf__model_pass_free(&ps);
-            return RBF_MODEL_ENOMEM;
+            return RBF_ENOMEM;
         }
         for (uint64_t b = 0; b <= sigma; b++) {
             if ((b & 0xffff) == 0 && b && model_progress(p, b, sigma + 1)) {
                 rbf__free(ring);
                 rbf__free(gwin);
                 rbf__model_pass_free(&ps);
-                return RBF_MODEL_ECANCELED;
+                return RBF_ECANCELED;
             }
             rbf__model_pass_step(&ps);
             ring[b % k] = ps.g;
@@ -126,21 +126,21 @@ int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma, rbf_model_two
             uint64_t i1 = sigma + 1 + t; /* i + k */
             gwin[t] = i1 >= k ? ring[(i1 - k) % k] : 0.0;
         }
-        f1 = rbf__model_pass_fp(&ps, p->retaining);
+        f1 = rbf__model_pass_fp(&ps, (p->recycle == RBF_RETAINING));
         en0 = ps.en0;
-        ff = rbf__model_frozen_rate(p->bits, k, p->non_colliding, p->retaining, sigma, gwin);
+        ff = rbf__model_frozen_rate(p->bits, k, (p->hashing == RBF_NON_COLLIDING), (p->recycle == RBF_RETAINING), sigma, gwin);
         rbf__free(ring);
         rbf__free(gwin);
         rbf__model_pass_free(&ps);
         if (ff < 0.0)
-            return RBF_MODEL_ENOMEM;
+            return RBF_ENOMEM;
     }
     out->fp_active = f1;
     out->fp_frozen = ff;
     /* 1 - (1-a)(1-b) = a + b - ab, written without cancellation */
     out->fp = model_clamp01(f1 + ff * (1.0 - f1));
     out->expected_messages = en0;
-    return RBF_MODEL_OK;
+    return RBF_OK;
 }
 
 int rbf_model_two_phase_curve(const rbf_model_params *p, uint64_t sigma_max,
@@ -150,11 +150,11 @@ int rbf_model_two_phase_curve(const rbf_model_params *p, uint64_t sigma_max,
     if (rc)
         return rc;
     if (!rows || sigma_max >= p->bits)
-        return RBF_MODEL_EINVAL;
+        return RBF_EINVAL;
     const unsigned k = p->hashes;
-    const uint64_t first = p->retaining ? 1 : 0;
+    const uint64_t first = (p->recycle == RBF_RETAINING) ? 1 : 0;
     model_pass ps;
-    rc = rbf__model_pass_init(&ps, p->bits, k, p->non_colliding);
+    rc = rbf__model_pass_init(&ps, p->bits, k, (p->hashing == RBF_NON_COLLIDING));
     if (rc)
         return rc;
     /* ring slot i % k: g_i, rho(i) and the tail P(d > m), m = 0..k-1, of
@@ -163,19 +163,19 @@ int rbf_model_two_phase_curve(const rbf_model_params *p, uint64_t sigma_max,
     double *tails = rbf__calloc((size_t)k * k, sizeof *tails);
     double *dist = rbf__calloc((size_t)k + 1, sizeof *dist);
     if (!g || !rh || !tails || !dist) {
-        rc = RBF_MODEL_ENOMEM;
+        rc = RBF_ENOMEM;
         goto out;
     }
     for (uint64_t b = 0; b <= sigma_max; b++) {
         if ((b & 0xfff) == 0 && b && model_progress(p, b, sigma_max + 1)) {
-            rc = RBF_MODEL_ECANCELED;
+            rc = RBF_ECANCELED;
             goto out;
         }
         rbf__model_pass_step(&ps);
         size_t slot = (size_t)(b % k);
         g[slot] = ps.g;
         rh[slot] = ps.rho;
-        rbf__model_step_dist(p->bits, k, p->non_colliding, b, dist);
+        rbf__model_step_dist(p->bits, k, (p->hashing == RBF_NON_COLLIDING), b, dist);
         double acc = 0.0;
         for (unsigned m = k; m-- > 0;) { /* tail[m] = sum_{d > m} dist[d] */
             acc += dist[m + 1];
@@ -195,13 +195,13 @@ int rbf_model_two_phase_curve(const rbf_model_params *p, uint64_t sigma_max,
         }
         double den = msum_get(&f);
         double ff = den > 0.0 ? model_clamp01(msum_get(&fr) / den) : 0.0;
-        double f1 = rbf__model_pass_fp(&ps, p->retaining);
+        double f1 = rbf__model_pass_fp(&ps, (p->recycle == RBF_RETAINING));
         rows[b].fp_active = f1;
         rows[b].fp_frozen = ff;
         rows[b].fp = model_clamp01(f1 + ff * (1.0 - f1));
         rows[b].expected_messages = ps.en0;
     }
-    rc = RBF_MODEL_OK;
+    rc = RBF_OK;
 out:
     rbf__free(g);
     rbf__free(rh);

@@ -204,8 +204,8 @@ double repro_model_fn(const rbf_sim_config *cfg)
     rbf_model_params_init(&p);
     p.bits = fc->phases == 2 ? fc->bits / 2 : fc->bits;
     p.hashes = fc->hashes;
-    p.non_colliding = fc->hashing == RBF_NON_COLLIDING;
-    p.retaining = fc->sigma && fc->recycle == RBF_RETAINING;
+    p.hashing = (fc->hashing == RBF_NON_COLLIDING) ? RBF_NON_COLLIDING : RBF_COLLIDING;
+    p.recycle = (fc->sigma && fc->recycle == RBF_RETAINING) ? RBF_RETAINING : RBF_NON_RETAINING;
     rbf_model_cycle_spec s;
     rbf_model_cycle_spec_init(&s);
     s.phases = fc->phases;
@@ -233,7 +233,7 @@ double repro_model_fn(const rbf_sim_config *cfg)
         return NAN;
     }
     rbf_model_fn_result r;
-    if (rbf_model_fn(&p, &s, &w, &r) != RBF_MODEL_OK)
+    if (rbf_model_fn(&p, &s, &w, &r) != RBF_OK)
         return NAN;
     return r.fn;
 }

@@ -31,8 +31,8 @@ static const uint64_t v_bits[] = {1000, 10000};
 /* variant index: bit 0 non-colliding, bit 1 retaining; 0 is the baseline */
 static void set_variant(rbf_model_params *p, unsigned v)
 {
-    p->non_colliding = (int)(v & 1);
-    p->retaining = (int)((v >> 1) & 1);
+    p->hashing = ((int)(v & 1)) ? RBF_NON_COLLIDING : RBF_COLLIDING;
+    p->recycle = ((int)((v >> 1) & 1)) ? RBF_RETAINING : RBF_NON_RETAINING;
 }
 
 static int f9_script(repro_ctx *c)

@@ -669,8 +669,8 @@ int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name)
     rbf_model_params_init(&p);
     p.bits = fc->phases == 2 ? fc->bits / 2 : fc->bits;
     p.hashes = fc->hashes;
-    p.non_colliding = fc->hashing == RBF_NON_COLLIDING;
-    p.retaining = fc->recycle == RBF_RETAINING;
+    p.hashing = (fc->hashing == RBF_NON_COLLIDING) ? RBF_NON_COLLIDING : RBF_COLLIDING;
+    p.recycle = (fc->recycle == RBF_RETAINING) ? RBF_RETAINING : RBF_NON_RETAINING;
     const char *nm = NULL;
     int rc;
     double v = 0;
@@ -688,7 +688,7 @@ int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name)
             v = r.fp;
         } else if (fc->phases == 1) {
             rbf_model_blocked_n_result r;
-            p.retaining = 0;
+            p.recycle = (0) ? RBF_RETAINING : RBF_NON_RETAINING;
             nm = cfg->oracle ? "blocked exact_oracle" : "blocked exact_real";
             rc = rbf_model_blocked_nbounded(&p, fc->messages, &r);
             v = cfg->oracle ? r.exact_oracle : r.exact_real;
@@ -707,7 +707,7 @@ int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name)
         v = r.fp;
     } else if (fc->messages && fc->phases == 1) {
         rbf_model_n_result r;
-        p.retaining = 0;
+        p.recycle = (0) ? RBF_RETAINING : RBF_NON_RETAINING;
         nm = cfg->oracle ? "exact_oracle" : "exact_real";
         rc = rbf_model_nbounded(&p, fc->messages, &r);
         v = cfg->oracle ? r.exact_oracle : r.exact_real;
@@ -718,7 +718,7 @@ int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name)
         s.phases = 2;
         s.messages = fc->messages;
         s.oracle = cfg->oracle ? 1 : 0;
-        p.retaining = 0;
+        p.recycle = (0) ? RBF_RETAINING : RBF_NON_RETAINING;
         nm = cfg->oracle ? "f_N^2_oracle" : "f_N^2_real";
         rbf_model_cycles *c = NULL;
         rc = rbf_model_cycles_new(&p, &s, &c);

@@ -16,8 +16,8 @@ static inline rbf_model_params tu_model_params(uint64_t M, unsigned k, int nc, i
     rbf_model_params_init(&p);
     p.bits = M;
     p.hashes = k;
-    p.non_colliding = nc;
-    p.retaining = ret;
+    p.hashing = (nc) ? RBF_NON_COLLIDING : RBF_COLLIDING;
+    p.recycle = (ret) ? RBF_RETAINING : RBF_NON_RETAINING;
     p.method = m;
     return p;
 }
