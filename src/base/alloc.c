@@ -13,19 +13,19 @@
 static void *libc_malloc(void *ctx, size_t size)
 {
     (void)ctx;
-    return rbf__malloc(size);
+    return malloc(size);
 }
 
 static void *libc_realloc(void *ctx, void *ptr, size_t size)
 {
     (void)ctx;
-    return rbf__realloc(ptr, size);
+    return realloc(ptr, size);
 }
 
 static void libc_free(void *ctx, void *ptr)
 {
     (void)ctx;
-    rbf__free(ptr);
+    free(ptr);
 }
 
 static rbf_allocator g_alloc = {libc_malloc, libc_realloc, libc_free, NULL, NULL, {NULL}};
