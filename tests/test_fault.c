@@ -109,8 +109,13 @@ typedef struct fault_case {
 static void run_faults(const fault_case *fc)
 {
     assert_int_equal(rbf_set_allocator(failing), RBF_OK);
-    long n;
-    for (n = 1;; n++) {
+    /* RBF_TEST_SHRINK (valgrind): every allocation point up to the 32nd,
+     * then one in 31 (the run to completion, with no failure, always). */
+    const char *sh = getenv("RBF_TEST_SHRINK");
+    const long stride = sh && atol(sh) > 1 ? 31 : 1;
+    long n, tried = 0;
+    for (n = 1;; n += n < 32 ? 1 : stride) {
+        tried++;
         fa_reset(n);
         int rc = fc->run(fc->st);
         if (atomic_load(&fa_failed) == 0) {
@@ -133,10 +138,11 @@ static void run_faults(const fault_case *fc)
                      (long)fa_live);
     }
     assert_int_equal(rbf_set_allocator(NULL), RBF_OK);
-    /* n - 1 allocations were made by the successful call */
+    /* the successful call made at least n - stride allocations */
     if (n < 2)
         fail_msg("%s: made no allocation through the hook", fc->name);
-    print_message("%s: %ld allocation points, each failed once cleanly\n", fc->name, n - 1);
+    print_message("%s: %ld allocation points failed one at a time, each cleanly%s\n", fc->name,
+                  tried - 1, stride > 1 ? " (RBF_TEST_SHRINK: one in 31 past the 32nd)" : "");
 }
 
 /* ---- filters */
@@ -470,6 +476,119 @@ static void test_fault_plan(void **state)
     }
 }
 
+
+/* ---- the models added in 2.0: points, blocked layout, cycles, false
+ * negatives, planning for both errors.  Each case: a value computed without
+ * a hook is the reference. */
+
+typedef struct more_st {
+    int which;
+    double ref[4], got[4];
+} more_st;
+
+static int more_compute(int which, double *out)
+{
+    rbf_model_params p;
+    rbf_model_params_init(&p);
+    p.bits = 2048;
+    p.hashes = 3;
+    int rc;
+    switch (which) {
+    case 0: {
+        const uint64_t sig[3] = {100, 700, 1500};
+        rbf_model_sigma_result r[3];
+        p.method = RBF_MODEL_ASYMPTOTIC;
+        rc = rbf_model_sigma_points(&p, sig, 3, r);
+        if (rc == RBF_OK)
+            out[0] = r[0].fp + r[1].fp + r[2].expected_messages;
+        return rc;
+    }
+    case 1: {
+        rbf_model_blocked_sigma_result r;
+        p.layout = RBF_MODEL_LAYOUT_BLOCKED;
+        rc = rbf_model_blocked_sigma(&p, 700, &r);
+        if (rc == RBF_OK)
+            out[0] = r.fp + r.expected_messages;
+        return rc;
+    }
+    case 2: {
+        rbf_model_blocked_n_result r;
+        p.layout = RBF_MODEL_LAYOUT_BLOCKED;
+        rc = rbf_model_blocked_nbounded(&p, 200, &r);
+        if (rc == RBF_OK)
+            out[0] = r.exact_real + r.exact_oracle;
+        return rc;
+    }
+    case 3: {
+        rbf_model_cycle_spec cs;
+        rbf_model_cycle_spec_init(&cs);
+        cs.sigma = 600;
+        rbf_model_cycles *c = NULL;
+        rc = rbf_model_cycles_new(&p, &cs, &c);
+        if (rc == RBF_OK) {
+            out[0] = rbf_model_cycles_mean(c) + rbf_model_forget(c, 100, RBF_MODEL_FROM_TICK, 0);
+            rbf_model_cycles_free(c);
+        } else if (c) {
+            fail_msg("rbf_model_cycles_new failed (%d) but left a handle", rc);
+        }
+        return rc;
+    }
+    case 4: {
+        rbf_model_cycle_spec cs;
+        rbf_model_cycle_spec_init(&cs);
+        cs.sigma = 600;
+        rbf_model_workload w;
+        memset(&w, 0, sizeof w);
+        w.kind = RBF_MODEL_WL_UNIFORM;
+        w.pool = 500;
+        rbf_model_fn_result r;
+        rc = rbf_model_fn(&p, &cs, &w, &r);
+        if (rc == RBF_OK)
+            out[0] = r.fn;
+        return rc;
+    }
+    default: {
+        rbf_plan_options o;
+        rbf_plan_options_init(&o);
+        o.max_hashes = 6;
+        rbf_plan_remember_result r;
+        uint64_t least = 0;
+        rc = rbf_plan_remember(2048, 0.01, 30, 0.05, &o, &r, &least);
+        if (rc == RBF_OK)
+            out[0] = (double)r.sigma + (double)r.phases + r.miss;
+        return rc;
+    }
+    }
+}
+
+static int more_run(void *p)
+{
+    more_st *s = p;
+    return more_compute(s->which, s->got);
+}
+
+static void more_check(void *p)
+{
+    more_st *s = p;
+    assert_true(s->got[0] == s->ref[0]);
+}
+
+static void test_fault_models_2(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"rbf_model_sigma_points", "rbf_model_blocked_sigma",
+                                        "rbf_model_blocked_nbounded", "rbf_model_cycles_new",
+                                        "rbf_model_fn", "rbf_plan_remember"};
+    for (int w = 0; w < 6; w++) {
+        more_st s;
+        memset(&s, 0, sizeof s);
+        s.which = w;
+        assert_int_equal(more_compute(w, s.ref), RBF_OK);
+        fault_case fc = {names[w], more_run, more_check, no_release, &s};
+        run_faults(&fc);
+    }
+}
+
 /* ---- simulator */
 
 typedef struct sim_st {
@@ -550,7 +669,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allocator_arguments), cmocka_unit_test(test_fault_new),
         cmocka_unit_test(test_fault_load),          cmocka_unit_test(test_fault_save),
-        cmocka_unit_test(test_fault_models),        cmocka_unit_test(test_fault_plan),
+        cmocka_unit_test(test_fault_models),        cmocka_unit_test(test_fault_plan), cmocka_unit_test(test_fault_models_2),
         cmocka_unit_test(test_fault_sim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
