@@ -105,16 +105,13 @@ char *rbf__strdup(const char *s)
 #define RBF_HUGE_ALIGN ((size_t)2 << 20)
 #endif
 
+#ifdef RBF_USE_MMAP
 /* Which way rbf__alloc_lines took for `bytes` (rbf__free_lines must agree). */
 static int lines_mapped(size_t bytes)
 {
-#ifdef RBF_USE_MMAP
     return !rbf__alloc_hooked() && bytes >= RBF_HUGE_MIN && bytes <= SIZE_MAX - RBF_HUGE_ALIGN;
-#else
-    (void)bytes;
-    return 0;
-#endif
 }
+#endif
 
 void *rbf__alloc_lines(size_t bytes)
 {
