@@ -399,7 +399,7 @@ static double run_chunk(ctx *c, const measure *m, size_t n)
         break;
     case IMPL_HASH:
         for (size_t i = 0; i < n; i++)
-            r += (int64_t)rbf_hash(c->fb ? c->fb : c->f, c->keybuf + i * KEY_LEN, KEY_LEN);
+            r ^= (int64_t)(rbf_hash(c->fb ? c->fb : c->f, c->keybuf + i * KEY_LEN, KEY_LEN) >> 1);
         break;
     case IMPL_LIBBLOOM:
 #ifdef RBF_HAVE_LIBBLOOM
