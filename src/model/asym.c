@@ -95,40 +95,6 @@ static double hsum(uint64_t M, uint64_t a, uint64_t c)
     return harm_diff(M - a, M - c - 1);
 }
 
-/* Gauss-Legendre nodes and weights on [-1, 1] (Newton on P_n). */
-static void gl_rule(unsigned n, double *x, double *w)
-{
-    const double pi = 3.14159265358979323846;
-    for (unsigned i = 0; i < (n + 1) / 2; i++) {
-        double z = cos(pi * ((double)i + 0.75) / ((double)n + 0.5)), dp = 1.0;
-        for (int it = 0; it < 100; it++) {
-            double p0 = 1.0, p1 = z;
-            for (unsigned j = 2; j <= n; j++) {
-                double p2 = ((double)(2 * j - 1) * z * p1 - (double)(j - 1) * p0) / (double)j;
-                p0 = p1;
-                p1 = p2;
-            }
-            dp = (double)n * (z * p1 - p0) / (z * z - 1.0);
-            double dz = p1 / dp;
-            z -= dz;
-            if (fabs(dz) < 1e-17)
-                break;
-        }
-        {
-            double p0 = 1.0, p1 = z;
-            for (unsigned j = 2; j <= n; j++) {
-                double p2 = ((double)(2 * j - 1) * z * p1 - (double)(j - 1) * p0) / (double)j;
-                p0 = p1;
-                p1 = p2;
-            }
-            dp = (double)n * (z * p1 - p0) / (z * z - 1.0);
-        }
-        x[i] = -z;
-        x[n - 1 - i] = z;
-        w[i] = w[n - 1 - i] = 2.0 / ((1.0 - z * z) * dp * dp);
-    }
-}
-
 /* rho(t) for real t >= k (non-colliding) or t >= 0 (colliding) */
 static double rho_real(uint64_t M, unsigned k, int nc, double t)
 {
@@ -197,7 +163,7 @@ static double rsum(uint64_t M, unsigned k, int nc, uint64_t a, uint64_t c)
     msum_add(&s, (d1c - d1a) / 12.0);
     msum_add(&s, -(d3c - d3a) / 720.0);
     double gx[ASYM_GL], gw[ASYM_GL];
-    gl_rule(ASYM_GL, gx, gw);
+    rbf__model_gauss_legendre(ASYM_GL, gx, gw);
     double t = (double)a, end = (double)c, Md = (double)M;
     while (t < end) {
         double h = 4.0 * t / ((double)k + 2.0);

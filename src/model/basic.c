@@ -132,3 +132,38 @@ int rbf_model_k1_closed_form(uint64_t bits, uint64_t sigma, double *fp)
     *fp = model_clamp01(msum_get(&num) / msum_get(&den));
     return RBF_OK;
 }
+
+/* Gauss-Legendre nodes and weights on [-1, 1] (Newton on P_n; the
+ * asymptotic, fast N-bounded and blocked models share it). */
+void rbf__model_gauss_legendre(unsigned n, double *x, double *w)
+{
+    const double pi = 3.14159265358979323846;
+    for (unsigned i = 0; i < (n + 1) / 2; i++) {
+        double z = cos(pi * ((double)i + 0.75) / ((double)n + 0.5)), dp = 1.0;
+        for (int it = 0; it < 100; it++) {
+            double p0 = 1.0, p1 = z;
+            for (unsigned j = 2; j <= n; j++) {
+                double p2 = ((double)(2 * j - 1) * z * p1 - (double)(j - 1) * p0) / (double)j;
+                p0 = p1;
+                p1 = p2;
+            }
+            dp = (double)n * (z * p1 - p0) / (z * z - 1.0);
+            double dz = p1 / dp;
+            z -= dz;
+            if (fabs(dz) < 1e-17)
+                break;
+        }
+        {
+            double p0 = 1.0, p1 = z;
+            for (unsigned j = 2; j <= n; j++) {
+                double p2 = ((double)(2 * j - 1) * z * p1 - (double)(j - 1) * p0) / (double)j;
+                p0 = p1;
+                p1 = p2;
+            }
+            dp = (double)n * (z * p1 - p0) / (z * z - 1.0);
+        }
+        x[i] = -z;
+        x[n - 1 - i] = z;
+        w[i] = w[n - 1 - i] = 2.0 / ((1.0 - z * z) * dp * dp);
+    }
+}

@@ -893,29 +893,7 @@ static int time_window(blk_ctx *x, double v_lo, double v_hi, double *t_lo, doubl
     return RBF_OK;
 }
 
-/* Gauss-Legendre nodes and weights on [-1, 1] (Newton on P_n). */
-#define GL_N 16
-static void gauss_legendre(double *xs, double *ws)
-{
-    for (int i = 0; i < GL_N; i++) {
-        double z = cos(BLK_PI * (i + 0.75) / (GL_N + 0.5)), pp = 1.0;
-        for (int it = 0; it < 100; it++) {
-            double p1 = 1.0, p2 = 0.0;
-            for (int j = 1; j <= GL_N; j++) {
-                double p3 = p2;
-                p2 = p1;
-                p1 = ((2.0 * j - 1.0) * z * p2 - (j - 1.0) * p3) / j;
-            }
-            pp = GL_N * (z * p1 - p2) / (z * z - 1.0);
-            double dz = p1 / pp;
-            z -= dz;
-            if (fabs(dz) < 1e-16)
-                break;
-        }
-        xs[i] = z;
-        ws[i] = 2.0 / ((1.0 - z * z) * pp * pp);
-    }
-}
+#define GL_N 16 /* Gauss-Legendre points per panel */
 
 /* Integrand evaluator: fills vals[0..nv) at time t. */
 typedef int (*blk_integrand)(blk_ctx *x, double t, const void *arg, double *vals);
@@ -924,7 +902,7 @@ static int integrate(blk_ctx *x, double t0, double t1, unsigned panels, blk_inte
                      const void *arg, double *acc, unsigned nv)
 {
     double xs[GL_N], ws[GL_N], vals[8];
-    gauss_legendre(xs, ws);
+    rbf__model_gauss_legendre(GL_N, xs, ws);
     model_sum s[8];
     for (unsigned j = 0; j < nv; j++)
         msum_init(&s[j]);

@@ -54,6 +54,10 @@ static inline double model_clamp01(double x)
 double rbf__model_rho(uint64_t bits, unsigned hashes, int non_colliding, uint64_t b);
 double rbf__model_f_w(uint64_t bits, unsigned hashes, uint64_t n);
 
+/* The n-point Gauss-Legendre rule on [-1, 1]: nodes x[0..n-1] (ascending)
+ * and weights w[0..n-1]. */
+void rbf__model_gauss_legendre(unsigned n, double *x, double *w);
+
 /* Largest k the module accepts (work arrays are O(k) to O(k^3)). */
 #define MODEL_MAX_HASHES RBF_MAX_HASHES
 

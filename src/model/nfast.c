@@ -30,31 +30,6 @@ static double nf_eval(double L, unsigned k, int which, double t)
     return omf > 0.0 ? f / omf : INFINITY;
 }
 
-static void nf_rule(double *x, double *w)
-{
-    const double pi = 3.14159265358979323846;
-    const unsigned n = NFAST_GL;
-    for (unsigned i = 0; i < (n + 1) / 2; i++) {
-        double z = cos(pi * ((double)i + 0.75) / ((double)n + 0.5)), dp = 1.0;
-        for (int it = 0; it < 100; it++) {
-            double p0 = 1.0, p1 = z;
-            for (unsigned j = 2; j <= n; j++) {
-                double p2 = ((double)(2 * j - 1) * z * p1 - (double)(j - 1) * p0) / (double)j;
-                p0 = p1;
-                p1 = p2;
-            }
-            dp = (double)n * (z * p1 - p0) / (z * z - 1.0);
-            double dz = p1 / dp;
-            z -= dz;
-            if (fabs(dz) < 1e-17)
-                break;
-        }
-        x[i] = -z;
-        x[n - 1 - i] = z;
-        w[i] = w[n - 1 - i] = 2.0 / ((1.0 - z * z) * dp * dp);
-    }
-}
-
 /* sum_{i=a..c} F(i), F smooth on the scale min(i/k, 1/|L|) >= 128 */
 static double nf_em(double L, unsigned k, int which, double a, double c)
 {
@@ -70,7 +45,7 @@ static double nf_em(double L, unsigned k, int which, double a, double c)
     msum_add(&s, (d1c - d1a) / 12.0);
     msum_add(&s, -(d3c - d3a) / 720.0);
     double gx[NFAST_GL], gw[NFAST_GL];
-    nf_rule(gx, gw);
+    rbf__model_gauss_legendre(NFAST_GL, gx, gw);
     double t = a, scale = 2.0 / fabs(L);
     while (t < c) {
         double h = 4.0 * t / ((double)k + 2.0);
