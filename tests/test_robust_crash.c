@@ -32,18 +32,7 @@
 
 #include "filter/filter_internal.h"
 #include "filter_util.h"
-
-static int count_tmp(const char *dir)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        n += strstr(e->d_name, ".tmp.") != NULL;
-    closedir(d);
-    return n;
-}
+#include "io_util.h"
 
 /* Size of the (single) temporary file in dir, or -1 if there is none. */
 static long long tmp_size(const char *dir)

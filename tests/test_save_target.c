@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "filter_util.h"
+#include "io_util.h"
 
 static char tmpdir[4096];
 
@@ -77,29 +78,6 @@ static const char *path_in(const char *name)
     which ^= 1;
     snprintf(buf[which], sizeof buf[which], "%s/%s", tmpdir, name);
     return buf[which];
-}
-
-/* Number of names in dir containing ".tmp.". */
-static int count_tmp(const char *dir)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        n += strstr(e->d_name, ".tmp.") != NULL;
-    closedir(d);
-    return n;
-}
-
-static rbf *small_filter(uint64_t seed)
-{
-    rbf_config c = tu_config(1000, 3, 300, 0, RBF_COLLIDING, RBF_NON_RETAINING, 1, seed);
-    rbf *f = NULL;
-    assert_int_equal(rbf_new(&c, &f), RBF_OK);
-    for (int i = 0; i < 50; i++)
-        rbf_insert(f, &i, sizeof i);
-    return f;
 }
 
 /* The file at p holds exactly f's saved image. */
