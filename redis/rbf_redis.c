@@ -940,6 +940,26 @@ static int reply_restoring(RedisModuleCtx *ctx, const rr_value *v)
                       (unsigned long long)v->load_have, (unsigned long long)v->load_len);
 }
 
+/* A filter to read, ready for use: 1 with *v set (the key already closed:
+ * the value stays valid while this command runs), or 0 after replying the
+ * error (a missing key, another type's key, a restore in progress). */
+static int open_ready(RedisModuleCtx *ctx, RedisModuleString *name, rr_value **v)
+{
+    RedisModuleKey *k;
+    if (!open_value(ctx, name, REDISMODULE_READ, &k, v))
+        return 0;
+    RedisModule_CloseKey(k);
+    if (!*v) {
+        RedisModule_ReplyWithError(ctx, "ERR not found");
+        return 0;
+    }
+    if (!(*v)->f) {
+        reply_restoring(ctx, *v);
+        return 0;
+    }
+    return 1;
+}
+
 /* --------------------------------------------------------- commands */
 
 static int cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -1178,15 +1198,9 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2 && argc != 3)
         return RedisModule_WrongArity(ctx);
-    RedisModuleKey *k;
     rr_value *v;
-    if (!open_value(ctx, argv[1], REDISMODULE_READ, &k, &v))
+    if (!open_ready(ctx, argv[1], &v))
         return REDISMODULE_OK;
-    RedisModule_CloseKey(k);
-    if (!v)
-        return RedisModule_ReplyWithError(ctx, "ERR not found");
-    if (!v->f)
-        return reply_restoring(ctx, v);
     if (argc == 3) {
         for (size_t i = 0; i < INFO_FIELDS; i++)
             if (arg_is(argv[2], info_names[i])) {
@@ -1221,15 +1235,9 @@ static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     long long cur;
     if (RedisModule_StringToLongLong(argv[2], &cur) != REDISMODULE_OK || cur < 0)
         return RedisModule_ReplyWithError(ctx, "ERR cursor must be a non-negative integer");
-    RedisModuleKey *k;
     rr_value *v;
-    if (!open_value(ctx, argv[1], REDISMODULE_READ, &k, &v))
+    if (!open_ready(ctx, argv[1], &v))
         return REDISMODULE_OK;
-    RedisModule_CloseKey(k);
-    if (!v)
-        return RedisModule_ReplyWithError(ctx, "ERR not found");
-    if (!v->f)
-        return reply_restoring(ctx, v);
     uint64_t off;
     if (cur == 0) {
         value_drop_dump(v);
@@ -1629,15 +1637,9 @@ static int bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2 && argc != 3)
         return RedisModule_WrongArity(ctx);
-    RedisModuleKey *k;
     rr_value *v;
-    if (!open_value(ctx, argv[1], REDISMODULE_READ, &k, &v))
+    if (!open_ready(ctx, argv[1], &v))
         return REDISMODULE_OK;
-    RedisModule_CloseKey(k);
-    if (!v)
-        return RedisModule_ReplyWithError(ctx, "ERR not found");
-    if (!v->f)
-        return reply_restoring(ctx, v);
     rbf_stats s;
     rbf_config c;
     rbf_get_stats(v->f, &s);
