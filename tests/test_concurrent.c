@@ -222,6 +222,28 @@ static void *save_thread(void *arg)
     return NULL;
 }
 
+/* THREADS inserting threads (keys of streams tbase, tbase + 1, ...), the
+ * stats checker and the saver, started together and joined. */
+static void run_threads(stress *st, uint64_t tbase)
+{
+    pthread_barrier_init(&st->start, NULL, THREADS + 2);
+    pthread_t th[THREADS + 2];
+    worker w[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        w[t].st = st;
+        w[t].t = (uint64_t)t + tbase;
+        assert_int_equal(pthread_create(&th[t], NULL, insert_thread, &w[t]), 0);
+    }
+    assert_int_equal(pthread_create(&th[THREADS], NULL, check_thread, st), 0);
+    assert_int_equal(pthread_create(&th[THREADS + 1], NULL, save_thread, st), 0);
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(th[t], NULL);
+    st->done = 1;
+    pthread_join(th[THREADS], NULL);
+    pthread_join(th[THREADS + 1], NULL);
+    pthread_barrier_destroy(&st->start);
+}
+
 static void run_stress(rbf_config cfg, uint64_t per, int recycler, const char *name)
 {
     stress st;
@@ -230,22 +252,7 @@ static void run_stress(rbf_config cfg, uint64_t per, int recycler, const char *n
     st.per = per;
     st.recycler = recycler;
     st.f = new_conc(cfg);
-    pthread_barrier_init(&st.start, NULL, THREADS + 2);
-    pthread_t th[THREADS + 2];
-    worker w[THREADS];
-    for (int t = 0; t < THREADS; t++) {
-        w[t].st = &st;
-        w[t].t = (uint64_t)t;
-        assert_int_equal(pthread_create(&th[t], NULL, insert_thread, &w[t]), 0);
-    }
-    assert_int_equal(pthread_create(&th[THREADS], NULL, check_thread, &st), 0);
-    assert_int_equal(pthread_create(&th[THREADS + 1], NULL, save_thread, &st), 0);
-    for (int t = 0; t < THREADS; t++)
-        pthread_join(th[t], NULL);
-    st.done = 1;
-    pthread_join(th[THREADS], NULL);
-    pthread_join(th[THREADS + 1], NULL);
-    pthread_barrier_destroy(&st.start);
+    run_threads(&st, 0);
 
     rbf_stats s;
     rbf_get_stats(st.f, &s);
@@ -321,22 +328,7 @@ static void test_nbounded_exact_cycles(void **state)
         st.cfg = c;
         st.per = n == 1 ? scaled(300, 100) : scaled(3000, 1000);
         st.f = new_conc(c);
-        pthread_barrier_init(&st.start, NULL, THREADS + 2);
-        pthread_t th[THREADS + 2];
-        worker w[THREADS];
-        for (int t = 0; t < THREADS; t++) {
-            w[t].st = &st;
-            w[t].t = (uint64_t)t + 100;
-            assert_int_equal(pthread_create(&th[t], NULL, insert_thread, &w[t]), 0);
-        }
-        assert_int_equal(pthread_create(&th[THREADS], NULL, check_thread, &st), 0);
-        assert_int_equal(pthread_create(&th[THREADS + 1], NULL, save_thread, &st), 0);
-        for (int t = 0; t < THREADS; t++)
-            pthread_join(th[t], NULL);
-        st.done = 1;
-        pthread_join(th[THREADS], NULL);
-        pthread_join(th[THREADS + 1], NULL);
-        pthread_barrier_destroy(&st.start);
+        run_threads(&st, 100);
         rbf_stats s;
         rbf_get_stats(st.f, &s);
         assert_int_equal(st.lost, 0);
