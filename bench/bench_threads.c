@@ -36,6 +36,7 @@
  * region, as in use.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,9 +49,9 @@
 #define CMD "bench filter"
 #define KEY_LEN 16u
 
-enum row { ROW_SINGLE, ROW_CONC, ROW_MUTEX, ROW_PER_THREAD, NROWS };
+enum row { ROW_SINGLE, ROW_CONC, ROW_MUTEX, ROW_PER_THREAD, ROW_LIMIT, NROWS };
 static const char *const row_names[NROWS] = {"single-writer, no lock", "concurrent",
-                                             "mutex", "per-thread"};
+                                             "mutex", "per-thread", "shared-array limit"};
 
 typedef struct shared {
     const bench_threads_opts *o;
@@ -59,6 +60,7 @@ typedef struct shared {
     unsigned threads;
     rbf *one;             /* the shared filter (concurrent, mutex, single) */
     rbf **own;            /* per-thread filters */
+    uint64_t *array;      /* the limit row's shared array (bytes / 8 words) */
     pthread_mutex_t lock;
     pthread_barrier_t go;
     uint8_t **keys;       /* per thread: keys x KEY_LEN bytes */
@@ -89,6 +91,102 @@ static void gen_keys(uint8_t *out, uint64_t n, uint64_t stream, uint64_t *next)
     }
 }
 
+static int cmp_double(const void *a, const void *b);
+
+/* The machine's limit for the concurrent filter's access pattern: per key,
+ * k random bits of one array shared by every thread, each tested and, if
+ * clear, set by an atomic fetch-OR that counts it (the k lines are first
+ * prefetched for writing, all at once, as the concurrent filter does) -- no hashing (the key's
+ * own bytes give the positions), no counters, no recycling; the array is
+ * cleared before each round (untimed), so it fills as a filter does.  What two threads gain here
+ * over one is what any lock-free shared filter of this size can gain on
+ * this machine: each line a thread writes must first move from the cache
+ * of the core that wrote it last. */
+static int64_t limit_loop(uint64_t *a, uint64_t bits, unsigned k, const uint8_t *keys,
+                          uint64_t n)
+{
+    int64_t r = 0;
+    uint64_t w[64], b[64];
+    if (k > 64)
+        k = 64;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t h1, h2;
+        memcpy(&h1, keys + i * KEY_LEN, 8);
+        memcpy(&h2, keys + i * KEY_LEN + 8, 8);
+        for (unsigned j = 0; j < k; j++) { /* all k lines requested at once, for writing */
+            uint64_t p = (uint64_t)(((unsigned __int128)(h1 + j * h2) * bits) >> 64);
+            w[j] = p >> 6;
+            b[j] = 1ULL << (p & 63);
+#if defined(__x86_64__) && defined(__GNUC__)
+            __asm__ volatile("prefetchw %0" : : "m"(*(const char *)&a[w[j]]));
+#else
+            __builtin_prefetch(&a[w[j]], 1, 3);
+#endif
+        }
+        for (unsigned j = 0; j < k; j++)
+            if (!(__atomic_load_n(&a[w[j]], __ATOMIC_RELAXED) & b[j]))
+                r += (__atomic_fetch_or(&a[w[j]], b[j], __ATOMIC_RELAXED) & b[j]) == 0;
+    }
+    return r;
+}
+
+/* One cache line's trip between two threads, ns: two threads pass a
+ * counter back and forth (each waits for the other's store, then stores),
+ * `trips` times; median of 5 runs.  On a machine whose cores share a cache
+ * this is tens of ns; between chiplets or sockets, or between virtual CPUs
+ * placed far apart, hundreds. */
+typedef struct pingpong {
+    _Alignas(64) volatile uint64_t turn;
+    uint64_t trips;
+} pingpong;
+
+static void *pong(void *arg)
+{
+    pingpong *p = arg;
+    for (uint64_t i = 1; i < 2 * p->trips; i += 2) {
+        unsigned spins = 0;
+        while (__atomic_load_n(&p->turn, __ATOMIC_ACQUIRE) != i)
+            if (++spins > 1000000u) { /* no free core: let the other side run */
+                sched_yield();
+                spins = 0;
+            }
+        __atomic_store_n(&p->turn, i + 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+static double line_trip_ns(void)
+{
+    double v[5];
+    for (int run = 0; run < 5; run++) {
+        pingpong *p = aligned_alloc(64, sizeof *p);
+        if (!p)
+            return -1;
+        p->turn = 0;
+        p->trips = 100000;
+        pthread_t th;
+        if (pthread_create(&th, NULL, pong, p) != 0) {
+            free(p);
+            return -1;
+        }
+        double t0 = cli_wall_seconds();
+        for (uint64_t i = 0; i < 2 * p->trips; i += 2) {
+            unsigned spins = 0;
+            while (__atomic_load_n(&p->turn, __ATOMIC_ACQUIRE) != i)
+                if (++spins > 1000000u) {
+                    sched_yield();
+                    spins = 0;
+                }
+            __atomic_store_n(&p->turn, i + 1, __ATOMIC_RELEASE);
+        }
+        pthread_join(th, NULL);
+        v[run] = (cli_wall_seconds() - t0) * 1e9 / (2.0 * (double)p->trips);
+        free(p);
+    }
+    qsort(v, 5, sizeof v[0], cmp_double);
+    return v[2];
+}
+
 static void *run_worker(void *arg)
 {
     worker *w = arg;
@@ -117,6 +215,9 @@ static void *run_worker(void *arg)
             r += rbf_insert(f, k + i * KEY_LEN, KEY_LEN);
         break;
     }
+    case ROW_LIMIT: /* no filter: k atomic ORs per key at random bits of a shared array */
+        r = limit_loop(s->array, s->bytes * 8, s->o->k, k, n);
+        break;
     default: break;
     }
     s->cpu_ns[w->t] = thread_cpu_ns() - c0;
@@ -146,6 +247,8 @@ static double run_round(shared *s, uint64_t *next_key, uint64_t stream, double *
     unsigned T = s->threads;
     for (unsigned t = 0; t < T; t++)
         gen_keys(s->keys[t], s->o->keys, stream + t * 0x5851f42d4c957f2dULL, next_key);
+    if (s->row == ROW_LIMIT)
+        memset(s->array, 0, s->bytes);
     pthread_t th[BENCH_MAX_THREADS];
     worker w[BENCH_MAX_THREADS];
     pthread_barrier_init(&s->go, NULL, T + 1);
@@ -213,10 +316,11 @@ int bench_threads_run(const bench_threads_opts *o)
         pthread_mutex_init(&s.lock, NULL);
         s.keys = calloc(N, sizeof *s.keys);
         s.own = calloc(N, sizeof *s.own);
+        s.array = aligned_alloc(64, (size_t)bytes);
         rbf *single = NULL, *conc = NULL, *mutexed = NULL;
         cell cells[NROWS][BENCH_MAX_THREADS + 1];
         memset(cells, 0, sizeof cells);
-        int ok = s.keys && s.own && make_filter(o, bytes, 0, &single) == RBF_OK &&
+        int ok = s.keys && s.own && s.array && make_filter(o, bytes, 0, &single) == RBF_OK &&
                  make_filter(o, bytes, 1, &conc) == RBF_OK &&
                  make_filter(o, bytes, 0, &mutexed) == RBF_OK;
         for (unsigned t = 0; ok && t < N; t++)
@@ -296,7 +400,12 @@ int bench_threads_run(const bench_threads_opts *o)
                         }
                         printf("]}");
                     }
-                printf("],\"concurrent_2t_over_1t\":");
+                printf("],\"limit_2t_over_1t\":");
+                if (N >= 2)
+                    cli_json_double(stdout, cells[ROW_LIMIT][2].mops / cells[ROW_LIMIT][1].mops);
+                else
+                    printf("null");
+                printf(",\"concurrent_2t_over_1t\":");
                 if (N >= 2)
                     cli_json_double(stdout, cells[ROW_CONC][2].mops / cells[ROW_CONC][1].mops);
                 else
@@ -311,16 +420,18 @@ int bench_threads_run(const bench_threads_opts *o)
             } else {
                 printf("\n%llu KiB per filter (concurrent filter: %llu recycles)\n",
                        (unsigned long long)(bytes >> 10), (unsigned long long)cs.cycles);
-                printf("  wall clock: Mops/s (all threads)              CPU ns per insert (if T free cores: Mops/s)\n");
-                printf("  threads  concurrent (vs 1T)   mutex  per-thread   concurrent        mutex   per-thread\n");
+                printf("  wall clock: Mops/s (all threads)                            CPU ns per insert (if T free cores: Mops/s)\n");
+                printf("  threads  concurrent (vs 1T)   mutex  per-thread  limit (vs 1T)   concurrent        mutex   per-thread        limit\n");
                 for (unsigned T = 1; T <= N; T++) {
-                    printf("  %7u  %10.1f %6.2fx %7.1f %11.1f", T, cells[ROW_CONC][T].mops,
+                    printf("  %7u  %10.1f %6.2fx %7.1f %11.1f %6.1f %6.2fx", T, cells[ROW_CONC][T].mops,
                            cells[ROW_CONC][T].mops / cells[ROW_CONC][1].mops,
-                           cells[ROW_MUTEX][T].mops, cells[ROW_PER_THREAD][T].mops);
-                    const int rows3[3] = {ROW_CONC, ROW_MUTEX, ROW_PER_THREAD};
-                    for (int q = 0; q < 3; q++) {
-                        double cn = cells[rows3[q]][T].cpu_med;
-                        if (rows3[q] == ROW_MUTEX) /* serialised: no more cores help */
+                           cells[ROW_MUTEX][T].mops, cells[ROW_PER_THREAD][T].mops,
+                           cells[ROW_LIMIT][T].mops,
+                           cells[ROW_LIMIT][T].mops / cells[ROW_LIMIT][1].mops);
+                    const int rows4[4] = {ROW_CONC, ROW_MUTEX, ROW_PER_THREAD, ROW_LIMIT};
+                    for (int q = 0; q < 4; q++) {
+                        double cn = cells[rows4[q]][T].cpu_med;
+                        if (rows4[q] == ROW_MUTEX) /* serialised: no more cores help */
                             printf("  %6.1f (    -)", cn);
                         else
                             printf("  %6.1f (%5.1f)", cn, (double)T * 1e3 / cn);
@@ -335,6 +446,10 @@ int bench_threads_run(const bench_threads_opts *o)
                            "free cores (from CPU time per insert)\n",
                            cells[ROW_CONC][2].mops / cells[ROW_CONC][1].mops,
                            2 * cells[ROW_CONC][1].cpu_med / cells[ROW_CONC][2].cpu_med);
+                if (N >= 2)
+                    printf("  the machine's limit (limit: k tested-and-set random bits of one shared array "
+                           "per key, no filter): 2 threads / 1 thread = %.2fx\n",
+                           cells[ROW_LIMIT][2].mops / cells[ROW_LIMIT][1].mops);
             }
         }
         for (int r = 0; r < NROWS; r++)
@@ -350,6 +465,7 @@ int bench_threads_run(const bench_threads_opts *o)
         }
         free(s.keys);
         free(s.own);
+        free(s.array);
         rbf_free(single);
         rbf_free(conc);
         rbf_free(mutexed);
@@ -357,14 +473,24 @@ int bench_threads_run(const bench_threads_opts *o)
     }
     if (rc)
         return rc;
+    double trip = N >= 2 ? line_trip_ns() : -1;
     double load1 = getloadavg(la, 1) == 1 ? la[0] : -1;
     if (o->json) {
-        printf("],\"load_start\":");
+        printf("],\"line_trip_ns\":");
+        if (trip > 0)
+            cli_json_double(stdout, trip);
+        else
+            printf("null");
+        printf(",\"load_start\":");
         cli_json_double(stdout, load0);
         printf(",\"load_end\":");
         cli_json_double(stdout, load1);
         printf("}\n");
     } else {
+        if (trip > 0)
+            printf("\none cache line's trip from one thread to another (ping-pong, median of 5): "
+                   "%.0f ns\n",
+                   trip);
         printf("\nload average %.2f at end\n", load1);
     }
     return cli_finish_stdout(CMD);

@@ -16,18 +16,21 @@
  *
  * 2. Bits.  A message's k positions become (word index, mask) pairs, one
  *    per distinct word (flat_pairs: the only place that knows the layout).
- *    The words are read with relaxed loads; d_est, the bits that look
- *    clear, is an upper bound of the bits the message will set (bits only
- *    go from 0 to 1 while a slot is held).  If d_est = 0 the message is
- *    reported seen.  Otherwise the budget is reserved (3), and each word
- *    with a clear bit is updated by an atomic fetch-or; the bits newly set,
- *    d = sum of popcount(mask & ~old), come from the old words it returns,
- *    so every bit's 0 -> 1 transition is counted by exactly one thread and
- *    the counts always equal the popcount of the array.  d = 0 after the
- *    fetch-ors (another thread set the same bits meanwhile) means seen.
+ *    Their lines are prefetched for writing before the slot is claimed.
+ *    When the slot's unspent budget (3) covers every bit of the masks (an
+ *    upper bound of the bits the message can set), each word is read with
+ *    a relaxed load and, only if one of its bits is clear, updated at once
+ *    by an atomic fetch-or (test_or_pairs): a line is held the shortest
+ *    time between its read and its write, and a message already there
+ *    writes nothing.  The bits newly set, d = sum of popcount(mask & ~old),
+ *    come from the old words the fetch-ors return, so every bit's 0 -> 1
+ *    transition is counted by exactly one thread and the counts always
+ *    equal the popcount of the array; d = 0 means seen.  When the budget
+ *    is short, the clear bits are counted first (an upper bound of d, as
+ *    bits only go from 0 to 1 while a slot is held), a message with none
+ *    is reported seen, and only what they need is taken from the pool.
  *    Two threads inserting the same message at once may both get d > 0 and
  *    both report it new.
- *
  * 3. Budget.  sigma and N are never exceeded because bits and messages are
  *    reserved before they are set: the filter's pools count what has been
  *    handed out this cycle (settled counts plus every slot's counts and
@@ -485,46 +488,67 @@ static RBF_NOINLINE int refill(_Atomic uint64_t *pool, uint64_t limit, uint64_t 
 
 /* ---- insert and membership */
 
+/* The fast path when the slot holds budget for every bit of the message
+ * (`most` = the bits of its masks, an upper bound of the bits it sets):
+ * each word is tested and, only where a bit is clear, fetch-ORed right
+ * away, so a line is held the shortest time between its read and its
+ * write (another thread taking it between the two costs a second trip) and
+ * a message already there writes nothing.  Returns the bits newly set. */
+static inline unsigned test_or_pairs(uint64_t *a, const uint64_t *w, const uint64_t *m, unsigned n)
+{
+    unsigned d = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (m[i] & ~word_load(&a[w[i]]))
+            d += or_word(&a[w[i]], m[i]);
+    return d;
+}
+
 static int insert_pairs(struct rbf *f, const uint64_t *w, const uint64_t *m, unsigned n)
 {
     struct rbf_conc *c = f->conc;
-    uint64_t old[RBF_MAX_HASHES];
+    /* The lines are requested before the slot is claimed, so that their
+     * trips overlap the claim; a recycle in between only makes the hint
+     * stale (the words are read again below, from the active array). */
+    const uint64_t *hint = LD(c->active);
+    for (unsigned i = 0; i < n; i++)
+        prefetch_write(&hint[w[i]]);
+    unsigned most = 0;
+    for (unsigned i = 0; i < n; i++)
+        most += pop(m[i]);
     conc_slot *s = claim(c);
     uint64_t *a = LD(c->active);
-    for (unsigned i = 0; i < n; i++)
-        prefetch_write(&a[w[i]]);
-    for (unsigned i = 0; i < n; i++) /* independent loads, all in flight at once */
-        old[i] = word_load(&a[w[i]]);
-    unsigned dest = 0;
-    for (unsigned i = 0; i < n; i++)
-        dest += pop(m[i] & ~old[i]);
-    if (dest == 0) { /* every bit set: reported seen */
-        bump(&s->inserts, 1, memory_order_relaxed);
-        release(s);
-        return 0;
+    const int bounded_bits = c->limit_bits != UINT64_MAX;
+    const int bounded_msgs = c->limit_msgs1 != UINT64_MAX;
+    if (RBF_UNLIKELY((bounded_bits && s->have_bits < most) || (bounded_msgs && s->have_msgs == 0))) {
+        /* Short of budget: count the clear bits first, and take only what
+         * they need (near the threshold this is what the pool can give). */
+        unsigned dest = clear_count(a, w, m, n);
+        if (dest == 0) { /* every bit set: reported seen */
+            bump(&s->inserts, 1, memory_order_relaxed);
+            release(s);
+            return 0;
+        }
+        if ((bounded_bits && s->have_bits < dest &&
+             !refill(&c->pool_bits, c->limit_bits, &s->have_bits, dest, RBF_CONC_CHUNK_BITS)) ||
+            (bounded_msgs && s->have_msgs == 0 &&
+             !refill(&c->pool_msgs, c->limit_msgs1, &s->have_msgs, 1, RBF_CONC_CHUNK_MSGS))) {
+            release(s);
+            return insert_slow(f, w, m, n);
+        }
+        /* Now have_bits >= dest >= the bits this message will set: bits
+         * only go from 0 to 1 while the slot is held. */
     }
-    if (RBF_UNLIKELY(c->limit_bits != UINT64_MAX && s->have_bits < dest &&
-                     !refill(&c->pool_bits, c->limit_bits, &s->have_bits, dest,
-                             RBF_CONC_CHUNK_BITS)))
-        goto slow;
-    if (RBF_UNLIKELY(c->limit_msgs1 != UINT64_MAX && s->have_msgs == 0 &&
-                     !refill(&c->pool_msgs, c->limit_msgs1, &s->have_msgs, 1,
-                             RBF_CONC_CHUNK_MSGS)))
-        goto slow;
     const uint64_t *fr = LD(c->frozen);
     int seen_frozen = fr && all_set_pairs(fr, w, m, n);
-    unsigned d = 0;
-    for (unsigned i = 0; i < n; i++)
-        if (m[i] & ~old[i])
-            d += or_word(&a[w[i]], m[i]);
+    unsigned d = test_or_pairs(a, w, m, n);
     bump(&s->inserts, 1, memory_order_relaxed);
-    if (RBF_UNLIKELY(d == 0)) { /* another thread set them meanwhile: seen */
+    if (d == 0) { /* already there, or another thread set the bits meanwhile: seen */
         release(s);
         return 0;
     }
-    if (c->limit_bits != UINT64_MAX)
+    if (bounded_bits)
         s->have_bits -= d;
-    if (c->limit_msgs1 != UINT64_MAX)
+    if (bounded_msgs)
         s->have_msgs--;
     bump(&s->bits, d, memory_order_relaxed);
     bump(&s->msgs, 1, memory_order_relaxed);
@@ -532,9 +556,6 @@ static int insert_pairs(struct rbf *f, const uint64_t *w, const uint64_t *m, uns
         bump(&s->reported_new, 1, memory_order_release);
     release(s);
     return !seen_frozen;
-slow:
-    release(s);
-    return insert_slow(f, w, m, n);
 }
 
 int rbf__conc_insert_hash(struct rbf *f, uint64_t hash)
