@@ -132,7 +132,7 @@ static int64_t limit_loop(uint64_t *a, uint64_t bits, unsigned k, const uint8_t 
 
 /* One cache line's trip between two threads, ns: two threads pass a
  * counter back and forth (each waits for the other's store, then stores),
- * `trips` times; median of 5 runs.  On a machine whose cores share a cache
+ * 20 000 times; median of 5 runs.  On a machine whose cores share a cache
  * this is tens of ns; between chiplets or sockets, or between virtual CPUs
  * placed far apart, hundreds. */
 typedef struct pingpong {
@@ -146,7 +146,7 @@ static void *pong(void *arg)
     for (uint64_t i = 1; i < 2 * p->trips; i += 2) {
         unsigned spins = 0;
         while (__atomic_load_n(&p->turn, __ATOMIC_ACQUIRE) != i)
-            if (++spins > 1000000u) { /* no free core: let the other side run */
+            if (++spins > 2000u) { /* no free core: let the other side run */
                 sched_yield();
                 spins = 0;
             }
@@ -163,7 +163,7 @@ static double line_trip_ns(void)
         if (!p)
             return -1;
         p->turn = 0;
-        p->trips = 100000;
+        p->trips = 20000;
         pthread_t th;
         if (pthread_create(&th, NULL, pong, p) != 0) {
             free(p);
@@ -173,7 +173,7 @@ static double line_trip_ns(void)
         for (uint64_t i = 0; i < 2 * p->trips; i += 2) {
             unsigned spins = 0;
             while (__atomic_load_n(&p->turn, __ATOMIC_ACQUIRE) != i)
-                if (++spins > 1000000u) {
+                if (++spins > 2000u) {
                     sched_yield();
                     spins = 0;
                 }

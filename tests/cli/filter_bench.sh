@@ -39,10 +39,11 @@ assert d["benchmark"] == "filter-threads" and d["max_threads"] == 2
 s = d["sizes"][0]
 assert s["bytes"] == 65536
 got = {(r["implementation"], r["threads"]) for r in s["rows"]}
-want = {("single-writer, no lock", 1)} | {(n, t) for n in ("concurrent", "mutex", "per-thread") for t in (1, 2)}
+want = {("single-writer, no lock", 1)} | {(n, t) for n in ("concurrent", "mutex", "per-thread", "shared-array limit") for t in (1, 2)}
 assert got == want, got
 assert all(r["mops"] > 0 and r["cpu_ns_per_insert"] > 0 and len(r["rounds_ns"]) == 1 for r in s["rows"])
 assert s["concurrent_2t_over_1t"] > 0 and s["concurrent_2t_over_1t_if_free_cores"] > 0
+assert s["limit_2t_over_1t"] > 0 and d["line_trip_ns"] > 0
 PY
 expect_usage "--threads" --threads 0
 expect_usage "--threads" --threads 65
