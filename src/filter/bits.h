@@ -28,6 +28,7 @@ static inline int all_set(const uint64_t *w, const uint64_t *pos, unsigned k)
 static inline unsigned set_count(uint64_t *w, const uint64_t *pos, unsigned k)
 {
     unsigned d = 0;
+#pragma GCC unroll 8
     for (unsigned i = 0; i < k; i++) {
         uint64_t p = pos[i];
         uint64_t bit = 1ULL << (p & 63);

@@ -12,6 +12,7 @@
 static inline RBF_ALWAYS_INLINE int insert1_k(struct rbf *f, const uint64_t *pos, unsigned k)
 {
     uint64_t bad = 0;
+#pragma GCC unroll 8
     for (unsigned i = 0; i < k; i++)
         bad |= pos[i] >= f->m;
     if (RBF_UNLIKELY(bad))
