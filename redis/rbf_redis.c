@@ -51,7 +51,9 @@
 #define RR_WORKERS 2
 #define RR_CURSOR_BITS 40 /* SCANDUMP cursor: generation << 40 | end offset */
 #define RR_CURSOR_MASK ((UINT64_C(1) << RR_CURSOR_BITS) - 1)
-#define RR_HEADER 128 /* bytes of the image header (docs/file-format.md) */
+#define RR_HEADER 128    /* bytes of a version 1 image header (docs/file-format.md) */
+#define RR_HEADER_V2 192 /* version 2 (the blocked layout) */
+#define RR_BLOCK_BITS 512u /* the blocked layout's block (RBF_MODEL_BLOCK_BITS) */
 /* Largest planned reservation (bytes, MEMORY or CAPACITY's lower bound)
  * planned inline where the client cannot block (MULTI, Lua). */
 #define RR_INLINE_PLAN_BYTES (128u << 10)
@@ -120,12 +122,13 @@ static void model_release(rr_model *m)
         rr_free(m);
 }
 
+static uint64_t config_bytes(const rbf_config *c);
+
 static uint64_t filter_bytes(const rbf *f)
 {
-    uint64_t n = 0;
-    if (rbf_save_size(f, &n) != RBF_OK || n < RR_HEADER + 8)
-        return 0;
-    return n - RR_HEADER - 8;
+    rbf_config c;
+    rbf_get_config(f, &c);
+    return config_bytes(&c);
 }
 
 static void value_drop_dump(rr_value *v)
@@ -234,13 +237,17 @@ static uint32_t get_le32(const uint8_t *p)
 static uint64_t image_size_from_header(const uint8_t *h)
 {
     static const uint8_t magic[8] = {'R', 'B', 'F', 'I', 'L', 'T', 'R', 0x1a};
-    if (memcmp(h, magic, 8) != 0 || get_le32(h + 8) != 1 || get_le32(h + 12) != RR_HEADER)
+    if (memcmp(h, magic, 8) != 0)
+        return 0;
+    /* version 1: 128-byte header (flat); version 2: 192 (blocked) */
+    uint32_t version = get_le32(h + 8), hsize = get_le32(h + 12);
+    if (!((version == 1 && hsize == RR_HEADER) || (version == 2 && hsize == RR_HEADER_V2)))
         return 0;
     uint32_t phases = get_le32(h + 36);
     uint64_t words = get_le64(h + 112);
     if ((phases != 1 && phases != 2) || words == 0 || words > (UINT64_C(1) << 50))
         return 0;
-    return RR_HEADER + 8 * words * phases + 8;
+    return hsize + 8 * words * phases + 8;
 }
 
 /* ----------------------------------------------------------- worker pool */
@@ -293,6 +300,43 @@ static int model_progress(void *ctx, uint64_t done, uint64_t total)
     return atomic_load((atomic_int *)ctx);
 }
 
+/* The blocked layout's models (rbf_model_blocked_*), the same quantities
+ * as the flat ones below: the average rate and E[N_0] (sigma-bounded), the
+ * real-user rate and N (N-bounded).  The library has no two-phase
+ * N-bounded model, blocked or flat. */
+static int model_compute_blocked(const rbf_config *c, rbf_model_params *p, double *fp,
+                                 double *mpc)
+{
+    p->layout = RBF_MODEL_LAYOUT_BLOCKED;
+    if (c->sigma && c->phases == 1) {
+        rbf_model_blocked_sigma_result r;
+        if (rbf_model_blocked_sigma(p, c->sigma, &r) != RBF_OK)
+            return RR_MODEL_NONE;
+        *fp = r.fp;
+        *mpc = r.expected_messages;
+        return RR_MODEL_READY;
+    }
+    if (c->sigma) {
+        rbf_model_blocked_two_phase_result r;
+        if (rbf_model_blocked_two_phase(p, c->sigma, &r) != RBF_OK)
+            return RR_MODEL_NONE;
+        *fp = r.fp;
+        *mpc = r.expected_messages;
+        return RR_MODEL_READY;
+    }
+    *mpc = (double)c->messages;
+    if (c->phases == 2) {
+        *fp = NAN;
+        return RR_MODEL_NONE;
+    }
+    p->recycle = RBF_NON_RETAINING;
+    rbf_model_blocked_n_result r;
+    if (rbf_model_blocked_nbounded(p, c->messages, &r) != RBF_OK)
+        return RR_MODEL_NONE;
+    *fp = r.exact_real;
+    return RR_MODEL_READY;
+}
+
 /* The model's average false-positive rate and messages per cycle for a
  * configuration; RR_MODEL_NONE where no model applies (two-phase
  * N-bounded) or it failed. */
@@ -306,6 +350,8 @@ static int model_compute(const rbf_config *c, atomic_int *cancel, double *fp, do
     p.progress = model_progress;
     p.progress_ctx = cancel;
     p.bits = c->phases == 2 ? c->bits / 2 : c->bits;
+    if (c->layout == RBF_LAYOUT_BLOCKED)
+        return model_compute_blocked(c, &p, fp, mpc);
     if (c->sigma && c->phases == 1) {
         rbf_model_sigma_result r;
         if (rbf_model_sigma(&p, c->sigma, &r) != RBF_OK)
@@ -452,11 +498,11 @@ static int reply_errf(RedisModuleCtx *ctx, const char *fmt, ...)
  * explicit (BITS, HASHES, SIGMA or MESSAGES). */
 enum {
     O_ERROR_RATE, O_MEMORY, O_CAPACITY, O_BITS, O_HASHES, O_SIGMA, O_MESSAGES,
-    O_PHASES, O_HASHING, O_RECYCLE, O_SEED, O_COUNT
+    O_PHASES, O_HASHING, O_RECYCLE, O_SEED, O_LAYOUT, O_COUNT
 };
 static const char *const opt_names[O_COUNT] = {"ERROR_RATE", "MEMORY", "CAPACITY", "BITS",
                                                "HASHES", "SIGMA", "MESSAGES", "PHASES",
-                                               "HASHING", "RECYCLE", "SEED"};
+                                               "HASHING", "RECYCLE", "SEED", "LAYOUT"};
 
 typedef struct rr_req {
     unsigned given; /* bit per O_* */
@@ -467,6 +513,7 @@ typedef struct rr_req {
     unsigned phases;
     rbf_hashing hashing;
     rbf_recycle_mode recycle;
+    rbf_layout layout;
 } rr_req;
 
 static void req_init(rr_req *q)
@@ -475,6 +522,7 @@ static void req_init(rr_req *q)
     q->phases = 1;
     q->hashing = RBF_COLLIDING;
     q->recycle = RBF_NON_RETAINING;
+    q->layout = RBF_LAYOUT_FLAT;
 }
 
 /* Parse RESERVE options argv[from..to).  0, or -1 after replying an error. */
@@ -542,6 +590,14 @@ static int parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int from
             else
                 return reply_errf(ctx, "ERR RECYCLE must be retaining or non-retaining"), -1;
             break;
+        case O_LAYOUT:
+            if (arg_is(a, "flat"))
+                q->layout = RBF_LAYOUT_FLAT;
+            else if (arg_is(a, "blocked"))
+                q->layout = RBF_LAYOUT_BLOCKED;
+            else
+                return reply_errf(ctx, "ERR LAYOUT must be flat or blocked"), -1;
+            break;
         case O_SEED:
             bad = parse_u64(a, &q->seed);
             if (bad)
@@ -567,6 +623,14 @@ static int parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int from
             return reply_errf(ctx, "ERR MEMORY and CAPACITY need ERROR_RATE"), -1;
         if (has == hcap)
             return reply_errf(ctx, "ERR ERROR_RATE needs exactly one of MEMORY or CAPACITY"), -1;
+        if (q->layout == RBF_LAYOUT_BLOCKED && q->phases == 2)
+            return reply_errf(ctx, "ERR LAYOUT blocked with PHASES 2 cannot be planned (the library "
+                                   "has no blocked two-phase planner): give BITS, HASHES and SIGMA"),
+                   -1;
+        if (q->layout == RBF_LAYOUT_BLOCKED && has && q->mem_bits < RR_BLOCK_BITS)
+            return reply_errf(ctx, "ERR MEMORY with LAYOUT blocked must be at least 64 bytes "
+                                   "(one 512-bit block)"),
+                   -1;
         q->planned = 1;
         return 0;
     }
@@ -576,6 +640,25 @@ static int parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int from
                -1;
     if (!!q->sigma == !!q->messages)
         return reply_errf(ctx, "ERR BITS and HASHES need exactly one of SIGMA or MESSAGES"), -1;
+    if (q->layout == RBF_LAYOUT_BLOCKED) {
+        /* bits per filter (floor(BITS / PHASES)) in whole 512-bit blocks */
+        uint64_t per = q->bits / q->phases, step = (uint64_t)RR_BLOCK_BITS * q->phases;
+        if (per % RR_BLOCK_BITS != 0 || per == 0) {
+            uint64_t lo = per / RR_BLOCK_BITS * step;
+            uint64_t hi = lo <= UINT64_MAX - step ? lo + step : lo;
+            if (lo == 0)
+                return reply_errf(ctx, "ERR BITS %llu with LAYOUT blocked%s: the bits per filter "
+                                       "must be a multiple of 512; give BITS %llu or more",
+                                  (unsigned long long)q->bits,
+                                  q->phases == 2 ? " and PHASES 2" : "", (unsigned long long)hi),
+                       -1;
+            return reply_errf(ctx, "ERR BITS %llu with LAYOUT blocked%s: the bits per filter must "
+                                   "be a multiple of 512; nearest BITS are %llu and %llu",
+                              (unsigned long long)q->bits, q->phases == 2 ? " and PHASES 2" : "",
+                              (unsigned long long)lo, (unsigned long long)hi),
+                   -1;
+        }
+    }
     return 0;
 }
 
@@ -590,6 +673,7 @@ static void req_config(const rr_req *q, rbf_config *c)
     c->phases = q->phases;
     c->hashing = q->hashing;
     c->recycle = q->recycle;
+    c->layout = q->layout;
     if (q->given & (1u << O_SEED))
         c->seed = q->seed;
 }
@@ -656,12 +740,112 @@ typedef struct plan_out {
     const char *err; /* NULL on success */
 } plan_out;
 
+static uint64_t round_up_block(uint64_t bits)
+{
+    uint64_t r = bits % RR_BLOCK_BITS;
+    return r == 0 ? bits : bits <= UINT64_MAX - (RR_BLOCK_BITS - r) ? bits + (RR_BLOCK_BITS - r) : 0;
+}
+
+/* Memory for CAPACITY with the blocked layout.  The library's blocked
+ * planner works at a given memory (rbf_plan_blocked_memory), so: start from
+ * the flat filter's least memory (rbf_plan_messages), which holds fewer
+ * messages as blocked, and step the memory up in proportion to the
+ * shortfall until the blocked plan's E[N_0] reaches the capacity (E[N_0]
+ * is close to proportional to the memory at a fixed rate); then one step
+ * down in proportion to the excess, kept if it still holds the capacity.
+ * The result holds the capacity; it is not proven the least. */
+static int plan_blocked_capacity(const rr_req *q, const rbf_plan_options *po, uint64_t *bits,
+                                 rbf_plan_choice *ch)
+{
+    rbf_plan flat;
+    uint64_t b0 = 0;
+    int rc = rbf_plan_messages(q->capacity, q->eps, po, &b0, &flat);
+    if (rc != RBF_OK)
+        return rc;
+    double cap = (double)q->capacity;
+    uint64_t b = round_up_block(b0 < RR_BLOCK_BITS ? RR_BLOCK_BITS : b0);
+    for (int it = 0; it < 40 && b; it++) {
+        rc = rbf_plan_blocked_memory(b, q->eps, po, ch);
+        if (rc == RBF_ENOMEM || rc == RBF_ECANCELED)
+            return rc;
+        int ok = rc == RBF_OK && ch->feasible && ch->sigma;
+        if (ok && ch->expected_messages >= cap) {
+            double down = (double)b * cap / ch->expected_messages;
+            uint64_t b2 = round_up_block((uint64_t)ceil(down));
+            rbf_plan_choice c2;
+            if (b2 && b2 < b && rbf_plan_blocked_memory(b2, q->eps, po, &c2) == RBF_OK &&
+                c2.feasible && c2.sigma && c2.expected_messages >= cap) {
+                b = b2;
+                *ch = c2;
+            }
+            *bits = b;
+            return RBF_OK;
+        }
+        double grow = 1.25;
+        if (ok && ch->expected_messages > 0) {
+            grow = cap / ch->expected_messages * 1.001;
+            if (grow > 4.0)
+                grow = 4.0;
+        }
+        double nb = ceil((double)b * grow);
+        if (nb >= 1.8e19)
+            return RBF_ENOMEM;
+        uint64_t next = round_up_block((uint64_t)nb);
+        b = next > b ? next : round_up_block(b + RR_BLOCK_BITS);
+    }
+    return RBF_EINVAL;
+}
+
+/* The blocked layout's plan (one phase; parse_reserve refuses two). */
+static void plan_run_blocked(const rr_req *q, const rbf_plan_options *po, plan_out *o)
+{
+    rbf_plan_choice ch;
+    memset(&ch, 0, sizeof ch);
+    uint64_t bits = q->mem_bits / RR_BLOCK_BITS * RR_BLOCK_BITS;
+    int rc = q->capacity ? plan_blocked_capacity(q, po, &bits, &ch)
+                         : rbf_plan_blocked_memory(bits, q->eps, po, &ch);
+    o->err = NULL;
+    if (rc == RBF_ENOMEM) {
+        o->err = q->capacity ? "ERR no blocked filter holds CAPACITY at this ERROR_RATE "
+                               "(too large, or out of memory while planning)"
+                             : "ERR out of memory while planning";
+        return;
+    }
+    if (rc != RBF_OK) {
+        o->err = q->capacity ? "ERR no blocked filter holds CAPACITY at this ERROR_RATE (planner "
+                               "refused)"
+                             : "ERR MEMORY is too small to plan a blocked filter";
+        return;
+    }
+    if (!ch.feasible || !ch.sigma) {
+        o->err = "ERR ERROR_RATE cannot be reached in this MEMORY with the blocked layout and at "
+                 "most 32 hashes";
+        return;
+    }
+    rbf_config_init(&o->cfg);
+    o->cfg.bits = bits;
+    o->cfg.hashes = ch.hashes;
+    o->cfg.sigma = ch.sigma;
+    o->cfg.phases = 1;
+    o->cfg.hashing = q->hashing;
+    o->cfg.recycle = q->recycle;
+    o->cfg.layout = RBF_LAYOUT_BLOCKED;
+    if (q->given & (1u << O_SEED))
+        o->cfg.seed = q->seed;
+    o->fp = ch.fp;
+    o->mpc = ch.expected_messages;
+}
+
 static void plan_run(const rr_req *q, plan_out *o)
 {
     rbf_plan_options po;
     rbf_plan_options_init(&po);
     po.hashing = (q->hashing == RBF_NON_COLLIDING) ? RBF_NON_COLLIDING : RBF_COLLIDING;
     po.recycle = (q->recycle == RBF_RETAINING) ? RBF_RETAINING : RBF_NON_RETAINING;
+    if (q->layout == RBF_LAYOUT_BLOCKED) {
+        plan_run_blocked(q, &po, o);
+        return;
+    }
     rbf_plan pl;
     memset(&pl, 0, sizeof pl);
     uint64_t bits = q->mem_bits;
@@ -734,10 +918,18 @@ static void replicate_reserve(RedisModuleCtx *ctx, RedisModuleString *key, const
     fmt_u64(t, sizeof t, c->sigma ? c->sigma : c->messages);
     fmt_u64(p, sizeof p, c->phases);
     fmt_u64(s, sizeof s, c->seed);
-    RedisModule_Replicate(ctx, "RBF.RESERVE", "scccccccccccccc", key, "BITS", b, "HASHES", h,
-                          c->sigma ? "SIGMA" : "MESSAGES", t, "PHASES", p, "HASHING",
-                          c->hashing == RBF_NON_COLLIDING ? "non-colliding" : "colliding", "RECYCLE",
-                          c->recycle == RBF_RETAINING ? "retaining" : "non-retaining", "SEED", s);
+    const char *hashing = c->hashing == RBF_NON_COLLIDING ? "non-colliding" : "colliding";
+    const char *recycle = c->recycle == RBF_RETAINING ? "retaining" : "non-retaining";
+    const char *bound = c->sigma ? "SIGMA" : "MESSAGES";
+    /* a flat filter's form is exactly that of the module before LAYOUT */
+    if (c->layout == RBF_LAYOUT_BLOCKED)
+        RedisModule_Replicate(ctx, "RBF.RESERVE", "scccccccccccccccc", key, "BITS", b, "HASHES", h,
+                              bound, t, "PHASES", p, "HASHING", hashing, "RECYCLE", recycle,
+                              "SEED", s, "LAYOUT", "blocked");
+    else
+        RedisModule_Replicate(ctx, "RBF.RESERVE", "scccccccccccccc", key, "BITS", b, "HASHES", h,
+                              bound, t, "PHASES", p, "HASHING", hashing, "RECYCLE", recycle, "SEED",
+                              s);
 }
 
 /* Insert items into f, replying 0/1 per item (array) or one integer. */
@@ -1142,7 +1334,7 @@ static int cmd_recycle(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 static const char *const info_names[] = {
     "bits", "hashes", "sigma", "messages", "phases", "hashing", "recycle", "bits_per_filter",
     "bits_set", "fill", "frozen_bits_set", "cycles", "cycle_messages", "inserts",
-    "reported_new", "model_fp", "model_messages_per_cycle", "memory"};
+    "reported_new", "model_fp", "model_messages_per_cycle", "memory", "layout"};
 #define INFO_FIELDS (sizeof info_names / sizeof info_names[0])
 
 static size_t value_mem(const rr_value *v)
@@ -1190,7 +1382,10 @@ static void info_field(RedisModuleCtx *ctx, const rr_value *v, size_t i)
     case 14: RedisModule_ReplyWithLongLong(ctx, (long long)s.reported_new); break;
     case 15: reply_model_value(ctx, v->model, 0); break;
     case 16: reply_model_value(ctx, v->model, 1); break;
-    default: RedisModule_ReplyWithLongLong(ctx, (long long)value_mem(v)); break;
+    case 17: RedisModule_ReplyWithLongLong(ctx, (long long)value_mem(v)); break;
+    default:
+        RedisModule_ReplyWithCString(ctx, c.layout == RBF_LAYOUT_BLOCKED ? "blocked" : "flat");
+        break;
     }
 }
 
