@@ -38,6 +38,9 @@
 #include <rbf.h>
 #include <rbf_model.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h> /* the image checksum (docs/file-format.md), as the library */
+
 #include "redismodule_api.h"
 
 #define RR_MODULE_NAME "rbf"
@@ -53,6 +56,7 @@
 #define RR_CURSOR_MASK ((UINT64_C(1) << RR_CURSOR_BITS) - 1)
 #define RR_HEADER 128    /* bytes of a version 1 image header (docs/file-format.md) */
 #define RR_HEADER_V2 192 /* version 2 (the blocked layout) */
+#define RR_PAGE 4096u    /* SCANDUMP saves what a write would change in pages of this size */
 #define RR_BLOCK_BITS 512u /* the blocked layout's block (RBF_MODEL_BLOCK_BITS) */
 /* Largest planned reservation (bytes, MEMORY or CAPACITY's lower bound)
  * planned inline where the client cannot block (MULTI, Lua). */
@@ -67,7 +71,11 @@
 /* ------------------------------------------------------------------ state */
 
 static RedisModuleType *rr_type;
-static size_t rr_chunk = (size_t)16 << 20; /* SCANDUMP / AOF / RDB chunk bytes */
+static size_t rr_chunk = (size_t)16 << 20; /* AOF / RDB chunk bytes */
+/* SCANDUMP chunk bytes.  A call costs about its chunk: the server copies the
+ * reply, and blocks of 8 MiB and more come fresh from the system each time
+ * (page faults), so the default stays below (docs/redis.md, measured). */
+static size_t rr_dump_chunk = (size_t)4 << 20;
 static atomic_uint rr_dump_gen;
 /* Bytes of filters allocated outside the server's allocator (until the
  * library's allocator hook is in, the maxmemory check adds them itself). */
@@ -94,10 +102,17 @@ typedef struct rr_value {
     rbf *f;          /* NULL while a LOADCHUNK restore is incomplete */
     rr_model *model; /* NULL while restoring */
     uint64_t fbytes; /* the filter's bit arrays, bytes */
-    /* SCANDUMP snapshot */
-    uint8_t *dump;
-    size_t dump_len;
+    /* SCANDUMP in progress (dump_gen 0: none): the image streams from the
+     * filter; a page a write is about to change is saved first (dump_pages),
+     * so the dump is the filter as it was at cursor 0 */
     unsigned dump_gen;
+    uint64_t dump_len;      /* image bytes */
+    uint64_t dump_hs;       /* its header bytes */
+    uint64_t dump_sent;     /* bytes served so far: the next chunk starts here */
+    XXH3_state_t *dump_sum; /* XXH3 of the bytes served (the image's checksum) */
+    uint8_t **dump_pages;   /* per RR_PAGE bytes of the image: saved copy, or NULL */
+    uint64_t dump_npages;
+    uint64_t dump_saved;    /* bytes of saved pages */
     /* LOADCHUNK assembly */
     uint8_t *load;
     size_t load_len, load_have;
@@ -133,9 +148,17 @@ static uint64_t filter_bytes(const rbf *f)
 
 static void value_drop_dump(rr_value *v)
 {
-    rr_free(v->dump);
-    v->dump = NULL;
-    v->dump_len = 0;
+    if (v->dump_pages) {
+        for (uint64_t i = 0; i < v->dump_npages; i++)
+            rr_free(v->dump_pages[i]);
+        rr_free(v->dump_pages);
+    }
+    if (v->dump_sum)
+        XXH3_freeState(v->dump_sum);
+    v->dump_pages = NULL;
+    v->dump_sum = NULL;
+    v->dump_gen = 0;
+    v->dump_len = v->dump_hs = v->dump_sent = v->dump_npages = v->dump_saved = 0;
 }
 
 static void value_drop_filter(rr_value *v)
@@ -173,6 +196,8 @@ static rr_value *value_new(void)
     return v;
 }
 
+static void dump_before_write(rr_value *v, RedisModuleString **items, size_t n, int recycle);
+
 /* Install filter f (owned from now on) into v with model m (one reference
  * handed over; may be NULL). */
 static void value_set_filter(rr_value *v, rbf *f, rr_model *m)
@@ -182,23 +207,6 @@ static void value_set_filter(rr_value *v, rbf *f, rr_model *m)
     v->fbytes = filter_bytes(f);
     if (!RR_ALLOC_HOOKED)
         atomic_fetch_add(&rr_outside_bytes, v->fbytes);
-}
-
-/* The image of a filter in memory from the server's allocator. */
-static uint8_t *image_of(const rbf *f, size_t *len)
-{
-    uint64_t n = 0;
-    if (rbf_save_size(f, &n) != RBF_OK || n > SIZE_MAX)
-        return NULL;
-    uint8_t *buf = rr_alloc((size_t)n);
-    if (!buf)
-        return NULL;
-    if (rbf_save_buffer(f, buf, (size_t)n) != RBF_OK) {
-        rr_free(buf);
-        return NULL;
-    }
-    *len = (size_t)n;
-    return buf;
 }
 
 /* The same for the save paths (RDB, AOF rewrite, digest), where a missing
@@ -1198,6 +1206,7 @@ static int add_common(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, i
         RedisModule_CloseKey(k);
         return reply_restoring(ctx, v);
     }
+    dump_before_write(v, argv + 2, n, 0);
     insert_items(ctx, v->f, argv + 2, n, kind);
     RedisModule_CloseKey(k);
     RedisModule_ReplicateVerbatim(ctx);
@@ -1266,6 +1275,7 @@ static int insert_existing(RedisModuleCtx *ctx, RedisModuleKey *k, rr_value *v,
         RedisModule_CloseKey(k);
         return reply_restoring(ctx, v);
     }
+    dump_before_write(v, items, n, 0);
     insert_items(ctx, v->f, items, n, REPLY_ARRAY);
     RedisModule_CloseKey(k);
     RedisModule_ReplicateVerbatim(ctx);
@@ -1323,6 +1333,7 @@ static int cmd_recycle(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_CloseKey(k);
         return reply_restoring(ctx, v);
     }
+    dump_before_write(v, NULL, 0, 1);
     rbf_recycle(v->f);
     RedisModule_CloseKey(k);
     RedisModule_ReplicateVerbatim(ctx);
@@ -1340,7 +1351,7 @@ static const char *const info_names[] = {
 static size_t value_mem(const rr_value *v)
 {
     return sizeof *v + (v->f ? (size_t)v->fbytes + 256 : 0) + (v->model ? sizeof *v->model : 0) +
-           v->dump_len + v->load_len;
+           (size_t)v->dump_saved + (size_t)v->dump_npages * sizeof(uint8_t *) + v->load_len;
 }
 
 static void reply_model_value(RedisModuleCtx *ctx, const rr_model *m, int which)
@@ -1414,14 +1425,126 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* ---- RBF.SCANDUMP / RBF.LOADCHUNK
  *
- * The dump is the filter's image in chunks of at most rr_chunk bytes.  The
+ * The dump is the filter's image in chunks of at most rr_dump_chunk bytes.  The
  * cursor returned with a chunk is (generation << 40) | (offset just past the
- * chunk); SCANDUMP with cursor 0 takes a new snapshot, later cursors read
- * the next chunk of the same snapshot, and [0, nil] ends the dump (and
- * frees the snapshot).  LOADCHUNK takes the chunks in order: the one ending
+ * chunk); SCANDUMP with cursor 0 starts a new dump (copying nothing: the
+ * header goes out with the first chunk), each later cursor must be the one
+ * just returned and reads the next chunk from the filter, and [0, nil] ends
+ * the dump.  The dump is the filter as it was at cursor 0: a write while a
+ * dump is in progress first saves the pages not yet served that it may
+ * change (dump_before_write), and the chunks read those saved pages.  The
+ * checksum at the end is XXH3 of the bytes served.  LOADCHUNK takes the chunks in order: the one ending
  * at offset len(data) starts a new restore (replacing what the key held),
  * each next one must continue where the previous ended, and the last one
  * verifies the image and makes the filter usable. */
+
+/* Save page i of the image (the part before the checksum) as it is now,
+ * unless saved already.  0, or -1 when out of memory. */
+static int dump_save_page(rr_value *v, uint64_t i)
+{
+    if (!v->dump_pages) {
+        v->dump_pages = rr_alloc((size_t)v->dump_npages * sizeof *v->dump_pages);
+        if (!v->dump_pages)
+            return -1;
+        memset(v->dump_pages, 0, (size_t)v->dump_npages * sizeof *v->dump_pages);
+    }
+    if (v->dump_pages[i])
+        return 0;
+    uint64_t start = i * RR_PAGE, end = start + RR_PAGE;
+    if (end > v->dump_len - 8)
+        end = v->dump_len - 8;
+    uint8_t *p = rr_alloc((size_t)(end - start));
+    if (!p)
+        return -1;
+    rbf_save_range(v->f, start, p, (size_t)(end - start));
+    v->dump_pages[i] = p;
+    v->dump_saved += end - start;
+    return 0;
+}
+
+/* Called before every write to v->f (n items to insert, or a recycle):
+ * while a dump is in progress, save the pages not yet served that the
+ * write may change.  An insert changes only the words at its k positions
+ * in the active filter, unless it recycles; a recycle (or an insert that
+ * may recycle: sigma within n*k bits, or N within n messages) may change
+ * every page, so all the pages not yet served are saved.  Out of memory,
+ * the dump is dropped (its next cursor is refused as stale). */
+static void dump_before_write(rr_value *v, RedisModuleString **items, size_t n, int recycle)
+{
+    if (!v->dump_gen || v->dump_sent >= v->dump_len - 8)
+        return;
+    rbf_config c;
+    rbf_stats s;
+    rbf_get_config(v->f, &c);
+    rbf_get_stats(v->f, &s);
+    int all = recycle;
+    if (!all && c.sigma)
+        all = s.bits_set + (uint64_t)c.hashes * n > c.sigma;
+    else if (!all)
+        all = s.cycle_messages + n >= c.messages;
+    if (all) {
+        for (uint64_t i = v->dump_sent / RR_PAGE; i < v->dump_npages; i++)
+            if (dump_save_page(v, i) != 0) {
+                value_drop_dump(v);
+                return;
+            }
+        return;
+    }
+    uint64_t pos[RBF_MAX_HASHES];
+    for (size_t j = 0; j < n; j++) {
+        size_t len;
+        const char *p = RedisModule_StringPtrLen(items[j], &len);
+        int k = rbf_positions(v->f, rbf_hash(v->f, p, len), pos);
+        for (int t = 0; t < k; t++) {
+            /* the word's bytes in the image: the active filter comes first */
+            uint64_t off = v->dump_hs + 8 * (pos[t] / 64);
+            if (off + 8 > v->dump_sent && dump_save_page(v, off / RR_PAGE) != 0) {
+                value_drop_dump(v);
+                return;
+            }
+        }
+    }
+}
+
+/* Image bytes [off, off + n) of the dump into buf: saved pages as saved,
+ * the others from the filter, the checksum from the bytes served. */
+static void dump_read(rr_value *v, uint64_t off, uint8_t *buf, size_t n)
+{
+    uint64_t body = v->dump_len - 8, end = off + n, pos = off;
+    while (pos < end && pos < body) {
+        uint64_t i = pos / RR_PAGE, stop = pos;
+        if (v->dump_pages && v->dump_pages[i]) {
+            stop = (i + 1) * RR_PAGE;
+            if (stop > body)
+                stop = body;
+            if (stop > end)
+                stop = end;
+            memcpy(buf + (pos - off), v->dump_pages[i] + (pos - i * RR_PAGE), (size_t)(stop - pos));
+        } else {
+            /* a run of pages not saved: one range from the filter */
+            while (stop < end && stop < body &&
+                   !(v->dump_pages && v->dump_pages[stop / RR_PAGE])) {
+                stop = (stop / RR_PAGE + 1) * RR_PAGE;
+                if (stop > body)
+                    stop = body;
+                if (stop > end)
+                    stop = end;
+            }
+            rbf_save_range(v->f, pos, buf + (pos - off), (size_t)(stop - pos));
+        }
+        pos = stop;
+    }
+    if (pos > off)
+        XXH3_64bits_update(v->dump_sum, buf, (size_t)(pos - off));
+    if (end > body) {
+        uint8_t tail[8];
+        uint64_t sum = XXH3_64bits_digest(v->dump_sum);
+        for (int b = 0; b < 8; b++)
+            tail[b] = (uint8_t)(sum >> (8 * b));
+        uint64_t from = pos > body ? pos : body;
+        memcpy(buf + (from - off), tail + (from - body), (size_t)(end - from));
+    }
+}
 
 static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
@@ -1435,16 +1558,27 @@ static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return REDISMODULE_OK;
     uint64_t off;
     if (cur == 0) {
+        /* a new dump: nothing is copied here; the header goes out in this
+         * first chunk (a chunk is at least 1 KiB) */
         value_drop_dump(v);
-        v->dump = image_of(v->f, &v->dump_len);
-        if (!v->dump)
-            return RedisModule_ReplyWithError(ctx, "ERR out of memory for the dump snapshot");
+        uint64_t len = 0;
+        rbf_config c;
+        rbf_get_config(v->f, &c);
+        v->dump_sum = XXH3_createState();
+        if (rbf_save_size(v->f, &len) != RBF_OK || !v->dump_sum) {
+            value_drop_dump(v);
+            return RedisModule_ReplyWithError(ctx, "ERR out of memory for the dump");
+        }
+        XXH3_64bits_reset(v->dump_sum);
+        v->dump_len = len;
+        v->dump_hs = len - 8 - config_bytes(&c);
+        v->dump_npages = (len - 8 + RR_PAGE - 1) / RR_PAGE;
         v->dump_gen = (atomic_fetch_add(&rr_dump_gen, 1) % 0x3fffffu) + 1;
         off = 0;
     } else {
         uint64_t gen = (uint64_t)cur >> RR_CURSOR_BITS;
         off = (uint64_t)cur & RR_CURSOR_MASK;
-        if (!v->dump || gen != v->dump_gen || off > v->dump_len)
+        if (!v->dump_gen || gen != v->dump_gen || off != v->dump_sent)
             return RedisModule_ReplyWithError(ctx, "ERR invalid or stale SCANDUMP cursor: start "
                                                    "again at 0");
     }
@@ -1454,13 +1588,28 @@ static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_ReplyWithLongLong(ctx, 0);
         return RedisModule_ReplyWithNull(ctx);
     }
-    size_t n = v->dump_len - (size_t)off;
-    if (n > rr_chunk)
-        n = rr_chunk;
-    uint64_t next = ((uint64_t)v->dump_gen << RR_CURSOR_BITS) | (off + n);
+    uint64_t n = v->dump_len - off;
+    if (n > rr_dump_chunk)
+        n = rr_dump_chunk;
+    uint8_t *buf = rr_alloc((size_t)n);
+    if (!buf)
+        return RedisModule_ReplyWithError(ctx, "ERR out of memory for the dump chunk");
+    dump_read(v, off, buf, (size_t)n);
+    v->dump_sent = off + n;
+    /* pages wholly served are not read again */
+    for (uint64_t i = off / RR_PAGE; v->dump_pages && i < v->dump_sent / RR_PAGE; i++)
+        if (v->dump_pages[i]) {
+            v->dump_saved -= v->dump_len - 8 - i * RR_PAGE < RR_PAGE ? v->dump_len - 8 - i * RR_PAGE
+                                                                       : RR_PAGE;
+            rr_free(v->dump_pages[i]);
+            v->dump_pages[i] = NULL;
+        }
+    uint64_t next = ((uint64_t)v->dump_gen << RR_CURSOR_BITS) | v->dump_sent;
     RedisModule_ReplyWithArray(ctx, 2);
     RedisModule_ReplyWithLongLong(ctx, (long long)next);
-    return RedisModule_ReplyWithStringBuffer(ctx, (const char *)v->dump + off, n);
+    RedisModule_ReplyWithStringBuffer(ctx, (const char *)buf, (size_t)n);
+    rr_free(buf);
+    return REDISMODULE_OK;
 }
 
 static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -1992,7 +2141,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             rr_bf_capacity = u;
         } else if (arg_is(argv[i], "CHUNK-BYTES") && parse_u64(argv[i + 1], &u) == 0 &&
                    u >= 1024 && u <= ((uint64_t)256 << 20)) {
-            rr_chunk = (size_t)u;
+            rr_chunk = rr_dump_chunk = (size_t)u;
         } else {
             RedisModule_Log(ctx, "warning", "rbf: bad load argument (BF-COMPAT yes|no, "
                                             "BF-ERROR-RATE eps, BF-CAPACITY n, CHUNK-BYTES n)");
