@@ -1074,6 +1074,10 @@ static int reserve_request(RedisModuleCtx *ctx, RedisModuleString *key, const rr
     if (!can_block(ctx)) {
         /* inside MULTI or Lua the plan would run on the main thread: only
          * small ones (milliseconds) are allowed there */
+        if (q->layout == RBF_LAYOUT_BLOCKED)
+            return reply_errf(ctx, "ERR a LAYOUT blocked reservation cannot be planned inside MULTI "
+                                   "or a script (the blocked planner takes about a second): "
+                                   "reserve outside, or give BITS/HASHES/SIGMA");
         if (plan_lower_bound(q) > RR_INLINE_PLAN_BYTES)
             return reply_errf(ctx, "ERR a reservation planned inside MULTI or a script is limited "
                                    "to %u bytes (planning larger ones would stall the server): "

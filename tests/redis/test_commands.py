@@ -198,6 +198,16 @@ def main():
         e = err(c.eval, "return redis.call('RBF.RESERVE', KEYS[1], 'ERROR_RATE', '0.01', 'CAPACITY', '10000000')",
                 1, "luabig")
         check("inside MULTI or a script" in e, "large plan in Lua: %r" % e)
+        # ... and a blocked plan (about a second at any size) never runs inline
+        tx = c.pipeline(transaction=True)
+        tx.execute_command("RBF.RESERVE", "txblk", "ERROR_RATE", "0.01", "CAPACITY", 500, "LAYOUT", "blocked")
+        tx.execute_command("RBF.RESERVE", "txblk2", "BITS", 5120, "HASHES", 3, "SIGMA", 1000, "LAYOUT", "blocked")
+        r = tx.execute(raise_on_error=False)
+        check(isinstance(r[0], redis.ResponseError) and "inside MULTI" in str(r[0]) and r[1] == b"OK",
+              "blocked plan in MULTI %r" % r)
+        e = err(c.eval, "return redis.call('RBF.RESERVE', KEYS[1], 'ERROR_RATE', '0.01', 'MEMORY', '1000', "
+                "'LAYOUT', 'blocked')", 1, "luablk")
+        check("inside MULTI or a script" in e, "blocked plan in Lua: %r" % e)
         # maxmemory refuses reservations larger than what is left
         c.config_set("maxmemory", 30 << 20)
         for args in (["BITS", 8 << 30, "HASHES", 3, "SIGMA", 1000],
