@@ -110,6 +110,7 @@ typedef struct rr_value {
     uint64_t dump_hs;       /* its header bytes */
     uint64_t dump_sent;     /* bytes served so far: the next chunk starts here */
     XXH3_state_t *dump_sum; /* XXH3 of the bytes served (the image's checksum) */
+    void *dump_sum_mem;     /* its allocation (the state is 64-byte aligned) */
     uint8_t **dump_pages;   /* per RR_PAGE bytes of the image: saved copy, or NULL */
     uint64_t dump_npages;
     uint64_t dump_saved;    /* bytes of saved pages */
@@ -153,10 +154,10 @@ static void value_drop_dump(rr_value *v)
             rr_free(v->dump_pages[i]);
         rr_free(v->dump_pages);
     }
-    if (v->dump_sum)
-        XXH3_freeState(v->dump_sum);
+    rr_free(v->dump_sum_mem);
     v->dump_pages = NULL;
     v->dump_sum = NULL;
+    v->dump_sum_mem = NULL;
     v->dump_gen = 0;
     v->dump_len = v->dump_hs = v->dump_sent = v->dump_npages = v->dump_saved = 0;
 }
@@ -1355,7 +1356,8 @@ static const char *const info_names[] = {
 static size_t value_mem(const rr_value *v)
 {
     return sizeof *v + (v->f ? (size_t)v->fbytes + 256 : 0) + (v->model ? sizeof *v->model : 0) +
-           (size_t)v->dump_saved + (size_t)v->dump_npages * sizeof(uint8_t *) + v->load_len;
+           (size_t)v->dump_saved + (v->dump_pages ? (size_t)v->dump_npages * sizeof(uint8_t *) : 0) +
+           (v->dump_sum_mem ? sizeof(XXH3_state_t) + 64 : 0) + v->load_len;
 }
 
 static void reply_model_value(RedisModuleCtx *ctx, const rr_model *m, int which)
@@ -1568,7 +1570,11 @@ static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         uint64_t len = 0;
         rbf_config c;
         rbf_get_config(v->f, &c);
-        v->dump_sum = XXH3_createState();
+        /* the hash state from the server's allocator, aligned by hand */
+        v->dump_sum_mem = rr_alloc(sizeof(XXH3_state_t) + 64);
+        if (v->dump_sum_mem)
+            v->dump_sum = (XXH3_state_t *)(void *)((uintptr_t)((uint8_t *)v->dump_sum_mem + 63) &
+                                                   ~(uintptr_t)63);
         if (rbf_save_size(v->f, &len) != RBF_OK || !v->dump_sum) {
             value_drop_dump(v);
             return RedisModule_ReplyWithError(ctx, "ERR out of memory for the dump");
