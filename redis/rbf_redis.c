@@ -9,18 +9,22 @@
  *
  *   - Values: rr_value holds the filter (or, while an RBF.LOADCHUNK restore
  *     is incomplete, the image assembled so far), the model values computed
- *     at reservation, and the snapshot an RBF.SCANDUMP is reading.
+ *     at reservation, and the state of an RBF.SCANDUMP in progress (which
+ *     streams the image with rbf_save_range; a write first saves the pages
+ *     it may change, so the dump is the filter at cursor 0).
  *   - Images: RDB, AOF rewrite, SCANDUMP/LOADCHUNK and DEBUG DIGEST all use
  *     the library's portable image (rbf_save_buffer / rbf_load_buffer,
  *     docs/file-format.md): it holds the configuration, the seed, the
  *     counters and both bit arrays, with a checksum.
  *   - Sizing: a reservation by ERROR_RATE is planned with rbf_plan_memory /
- *     rbf_plan_messages on a worker thread while the client is blocked
+ *     rbf_plan_messages (LAYOUT blocked: rbf_plan_blocked_memory, and a
+ *     search over memory for CAPACITY) on a worker thread while the client is blocked
  *     (RedisModule_BlockClient), then created on the main thread.  Where a
  *     client cannot block (MULTI, Lua, the replication link, loading) it is
  *     planned inline.  Either way it replicates as the explicit form with
  *     the seed it drew, so replicas and AOF replays never plan.
- *   - Model values of an explicit reservation are computed by a worker
+ *   - Model values of an explicit reservation (the blocked models for a
+ *     blocked filter) are computed by a worker
  *     thread into an rr_model shared (reference-counted) with the value;
  *     RBF.INFO shows "pending" until they are ready.
  */
