@@ -300,6 +300,18 @@ RBF_API int rbf_save_size(const rbf *f, uint64_t *size);
 RBF_API int rbf_save_buffer(const rbf *f, void *buf, size_t cap);
 RBF_API int rbf_load_buffer(const void *buf, size_t len, rbf **out);
 
+/* Part of the image rbf_save_buffer would write now: bytes [offset,
+ * offset + len) into buf, for a range within the first size - 8 bytes
+ * (size from rbf_save_size; the last 8 bytes are the checksum,
+ * XXH3_64bits of every byte before it, which the caller computes over the
+ * bytes it took: docs/file-format.md).  Costs O(len), whatever the
+ * filter's size: for streaming an image in pieces (the Redis module's
+ * SCANDUMP).  Pieces taken at different times are of different states if
+ * the filter changed in between; keeping them consistent is the caller's
+ * business.  Returns RBF_OK, RBF_EINVAL (NULL f, or NULL buf with len > 0)
+ * or RBF_ERANGE (the range reaches past size - 8). */
+RBF_API int rbf_save_range(const rbf *f, uint64_t offset, void *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

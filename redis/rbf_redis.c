@@ -9,18 +9,22 @@
  *
  *   - Values: rr_value holds the filter (or, while an RBF.LOADCHUNK restore
  *     is incomplete, the image assembled so far), the model values computed
- *     at reservation, and the snapshot an RBF.SCANDUMP is reading.
+ *     at reservation, and the state of an RBF.SCANDUMP in progress (which
+ *     streams the image with rbf_save_range; a write first saves the pages
+ *     it may change, so the dump is the filter at cursor 0).
  *   - Images: RDB, AOF rewrite, SCANDUMP/LOADCHUNK and DEBUG DIGEST all use
  *     the library's portable image (rbf_save_buffer / rbf_load_buffer,
  *     docs/file-format.md): it holds the configuration, the seed, the
  *     counters and both bit arrays, with a checksum.
  *   - Sizing: a reservation by ERROR_RATE is planned with rbf_plan_memory /
- *     rbf_plan_messages on a worker thread while the client is blocked
+ *     rbf_plan_messages (LAYOUT blocked: rbf_plan_blocked_memory, and a
+ *     search over memory for CAPACITY) on a worker thread while the client is blocked
  *     (RedisModule_BlockClient), then created on the main thread.  Where a
  *     client cannot block (MULTI, Lua, the replication link, loading) it is
  *     planned inline.  Either way it replicates as the explicit form with
  *     the seed it drew, so replicas and AOF replays never plan.
- *   - Model values of an explicit reservation are computed by a worker
+ *   - Model values of an explicit reservation (the blocked models for a
+ *     blocked filter) are computed by a worker
  *     thread into an rr_model shared (reference-counted) with the value;
  *     RBF.INFO shows "pending" until they are ready.
  */
@@ -38,6 +42,9 @@
 #include <rbf.h>
 #include <rbf_model.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h> /* the image checksum (docs/file-format.md), as the library */
+
 #include "redismodule_api.h"
 
 #define RR_MODULE_NAME "rbf"
@@ -51,7 +58,10 @@
 #define RR_WORKERS 2
 #define RR_CURSOR_BITS 40 /* SCANDUMP cursor: generation << 40 | end offset */
 #define RR_CURSOR_MASK ((UINT64_C(1) << RR_CURSOR_BITS) - 1)
-#define RR_HEADER 128 /* bytes of the image header (docs/file-format.md) */
+#define RR_HEADER 128    /* bytes of a version 1 image header (docs/file-format.md) */
+#define RR_HEADER_V2 192 /* version 2 (the blocked layout) */
+#define RR_PAGE 4096u    /* SCANDUMP saves what a write would change in pages of this size */
+#define RR_BLOCK_BITS 512u /* the blocked layout's block (RBF_MODEL_BLOCK_BITS) */
 /* Largest planned reservation (bytes, MEMORY or CAPACITY's lower bound)
  * planned inline where the client cannot block (MULTI, Lua). */
 #define RR_INLINE_PLAN_BYTES (128u << 10)
@@ -65,7 +75,11 @@
 /* ------------------------------------------------------------------ state */
 
 static RedisModuleType *rr_type;
-static size_t rr_chunk = (size_t)16 << 20; /* SCANDUMP / AOF / RDB chunk bytes */
+static size_t rr_chunk = (size_t)16 << 20; /* AOF / RDB chunk bytes */
+/* SCANDUMP chunk bytes.  A call costs about its chunk: the server copies the
+ * reply, and blocks of 8 MiB and more come fresh from the system each time
+ * (page faults), so the default stays below (docs/redis.md, measured). */
+static size_t rr_dump_chunk = (size_t)4 << 20;
 static atomic_uint rr_dump_gen;
 /* Bytes of filters allocated outside the server's allocator (until the
  * library's allocator hook is in, the maxmemory check adds them itself). */
@@ -92,10 +106,18 @@ typedef struct rr_value {
     rbf *f;          /* NULL while a LOADCHUNK restore is incomplete */
     rr_model *model; /* NULL while restoring */
     uint64_t fbytes; /* the filter's bit arrays, bytes */
-    /* SCANDUMP snapshot */
-    uint8_t *dump;
-    size_t dump_len;
+    /* SCANDUMP in progress (dump_gen 0: none): the image streams from the
+     * filter; a page a write is about to change is saved first (dump_pages),
+     * so the dump is the filter as it was at cursor 0 */
     unsigned dump_gen;
+    uint64_t dump_len;      /* image bytes */
+    uint64_t dump_hs;       /* its header bytes */
+    uint64_t dump_sent;     /* bytes served so far: the next chunk starts here */
+    XXH3_state_t *dump_sum; /* XXH3 of the bytes served (the image's checksum) */
+    void *dump_sum_mem;     /* its allocation (the state is 64-byte aligned) */
+    uint8_t **dump_pages;   /* per RR_PAGE bytes of the image: saved copy, or NULL */
+    uint64_t dump_npages;
+    uint64_t dump_saved;    /* bytes of saved pages */
     /* LOADCHUNK assembly */
     uint8_t *load;
     size_t load_len, load_have;
@@ -120,19 +142,28 @@ static void model_release(rr_model *m)
         rr_free(m);
 }
 
+static uint64_t config_bytes(const rbf_config *c);
+
 static uint64_t filter_bytes(const rbf *f)
 {
-    uint64_t n = 0;
-    if (rbf_save_size(f, &n) != RBF_OK || n < RR_HEADER + 8)
-        return 0;
-    return n - RR_HEADER - 8;
+    rbf_config c;
+    rbf_get_config(f, &c);
+    return config_bytes(&c);
 }
 
 static void value_drop_dump(rr_value *v)
 {
-    rr_free(v->dump);
-    v->dump = NULL;
-    v->dump_len = 0;
+    if (v->dump_pages) {
+        for (uint64_t i = 0; i < v->dump_npages; i++)
+            rr_free(v->dump_pages[i]);
+        rr_free(v->dump_pages);
+    }
+    rr_free(v->dump_sum_mem);
+    v->dump_pages = NULL;
+    v->dump_sum = NULL;
+    v->dump_sum_mem = NULL;
+    v->dump_gen = 0;
+    v->dump_len = v->dump_hs = v->dump_sent = v->dump_npages = v->dump_saved = 0;
 }
 
 static void value_drop_filter(rr_value *v)
@@ -170,6 +201,8 @@ static rr_value *value_new(void)
     return v;
 }
 
+static void dump_before_write(rr_value *v, RedisModuleString **items, size_t n, int recycle);
+
 /* Install filter f (owned from now on) into v with model m (one reference
  * handed over; may be NULL). */
 static void value_set_filter(rr_value *v, rbf *f, rr_model *m)
@@ -179,23 +212,6 @@ static void value_set_filter(rr_value *v, rbf *f, rr_model *m)
     v->fbytes = filter_bytes(f);
     if (!RR_ALLOC_HOOKED)
         atomic_fetch_add(&rr_outside_bytes, v->fbytes);
-}
-
-/* The image of a filter in memory from the server's allocator. */
-static uint8_t *image_of(const rbf *f, size_t *len)
-{
-    uint64_t n = 0;
-    if (rbf_save_size(f, &n) != RBF_OK || n > SIZE_MAX)
-        return NULL;
-    uint8_t *buf = rr_alloc((size_t)n);
-    if (!buf)
-        return NULL;
-    if (rbf_save_buffer(f, buf, (size_t)n) != RBF_OK) {
-        rr_free(buf);
-        return NULL;
-    }
-    *len = (size_t)n;
-    return buf;
 }
 
 /* The same for the save paths (RDB, AOF rewrite, digest), where a missing
@@ -234,13 +250,17 @@ static uint32_t get_le32(const uint8_t *p)
 static uint64_t image_size_from_header(const uint8_t *h)
 {
     static const uint8_t magic[8] = {'R', 'B', 'F', 'I', 'L', 'T', 'R', 0x1a};
-    if (memcmp(h, magic, 8) != 0 || get_le32(h + 8) != 1 || get_le32(h + 12) != RR_HEADER)
+    if (memcmp(h, magic, 8) != 0)
+        return 0;
+    /* version 1: 128-byte header (flat); version 2: 192 (blocked) */
+    uint32_t version = get_le32(h + 8), hsize = get_le32(h + 12);
+    if (!((version == 1 && hsize == RR_HEADER) || (version == 2 && hsize == RR_HEADER_V2)))
         return 0;
     uint32_t phases = get_le32(h + 36);
     uint64_t words = get_le64(h + 112);
     if ((phases != 1 && phases != 2) || words == 0 || words > (UINT64_C(1) << 50))
         return 0;
-    return RR_HEADER + 8 * words * phases + 8;
+    return hsize + 8 * words * phases + 8;
 }
 
 /* ----------------------------------------------------------- worker pool */
@@ -293,6 +313,43 @@ static int model_progress(void *ctx, uint64_t done, uint64_t total)
     return atomic_load((atomic_int *)ctx);
 }
 
+/* The blocked layout's models (rbf_model_blocked_*), the same quantities
+ * as the flat ones below: the average rate and E[N_0] (sigma-bounded), the
+ * real-user rate and N (N-bounded).  The library has no two-phase
+ * N-bounded model, blocked or flat. */
+static int model_compute_blocked(const rbf_config *c, rbf_model_params *p, double *fp,
+                                 double *mpc)
+{
+    p->layout = RBF_MODEL_LAYOUT_BLOCKED;
+    if (c->sigma && c->phases == 1) {
+        rbf_model_blocked_sigma_result r;
+        if (rbf_model_blocked_sigma(p, c->sigma, &r) != RBF_OK)
+            return RR_MODEL_NONE;
+        *fp = r.fp;
+        *mpc = r.expected_messages;
+        return RR_MODEL_READY;
+    }
+    if (c->sigma) {
+        rbf_model_blocked_two_phase_result r;
+        if (rbf_model_blocked_two_phase(p, c->sigma, &r) != RBF_OK)
+            return RR_MODEL_NONE;
+        *fp = r.fp;
+        *mpc = r.expected_messages;
+        return RR_MODEL_READY;
+    }
+    *mpc = (double)c->messages;
+    if (c->phases == 2) {
+        *fp = NAN;
+        return RR_MODEL_NONE;
+    }
+    p->recycle = RBF_NON_RETAINING;
+    rbf_model_blocked_n_result r;
+    if (rbf_model_blocked_nbounded(p, c->messages, &r) != RBF_OK)
+        return RR_MODEL_NONE;
+    *fp = r.exact_real;
+    return RR_MODEL_READY;
+}
+
 /* The model's average false-positive rate and messages per cycle for a
  * configuration; RR_MODEL_NONE where no model applies (two-phase
  * N-bounded) or it failed. */
@@ -306,6 +363,8 @@ static int model_compute(const rbf_config *c, atomic_int *cancel, double *fp, do
     p.progress = model_progress;
     p.progress_ctx = cancel;
     p.bits = c->phases == 2 ? c->bits / 2 : c->bits;
+    if (c->layout == RBF_LAYOUT_BLOCKED)
+        return model_compute_blocked(c, &p, fp, mpc);
     if (c->sigma && c->phases == 1) {
         rbf_model_sigma_result r;
         if (rbf_model_sigma(&p, c->sigma, &r) != RBF_OK)
@@ -452,11 +511,11 @@ static int reply_errf(RedisModuleCtx *ctx, const char *fmt, ...)
  * explicit (BITS, HASHES, SIGMA or MESSAGES). */
 enum {
     O_ERROR_RATE, O_MEMORY, O_CAPACITY, O_BITS, O_HASHES, O_SIGMA, O_MESSAGES,
-    O_PHASES, O_HASHING, O_RECYCLE, O_SEED, O_COUNT
+    O_PHASES, O_HASHING, O_RECYCLE, O_SEED, O_LAYOUT, O_COUNT
 };
 static const char *const opt_names[O_COUNT] = {"ERROR_RATE", "MEMORY", "CAPACITY", "BITS",
                                                "HASHES", "SIGMA", "MESSAGES", "PHASES",
-                                               "HASHING", "RECYCLE", "SEED"};
+                                               "HASHING", "RECYCLE", "SEED", "LAYOUT"};
 
 typedef struct rr_req {
     unsigned given; /* bit per O_* */
@@ -467,6 +526,7 @@ typedef struct rr_req {
     unsigned phases;
     rbf_hashing hashing;
     rbf_recycle_mode recycle;
+    rbf_layout layout;
 } rr_req;
 
 static void req_init(rr_req *q)
@@ -475,6 +535,7 @@ static void req_init(rr_req *q)
     q->phases = 1;
     q->hashing = RBF_COLLIDING;
     q->recycle = RBF_NON_RETAINING;
+    q->layout = RBF_LAYOUT_FLAT;
 }
 
 /* Parse RESERVE options argv[from..to).  0, or -1 after replying an error. */
@@ -542,6 +603,14 @@ static int parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int from
             else
                 return reply_errf(ctx, "ERR RECYCLE must be retaining or non-retaining"), -1;
             break;
+        case O_LAYOUT:
+            if (arg_is(a, "flat"))
+                q->layout = RBF_LAYOUT_FLAT;
+            else if (arg_is(a, "blocked"))
+                q->layout = RBF_LAYOUT_BLOCKED;
+            else
+                return reply_errf(ctx, "ERR LAYOUT must be flat or blocked"), -1;
+            break;
         case O_SEED:
             bad = parse_u64(a, &q->seed);
             if (bad)
@@ -567,6 +636,14 @@ static int parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int from
             return reply_errf(ctx, "ERR MEMORY and CAPACITY need ERROR_RATE"), -1;
         if (has == hcap)
             return reply_errf(ctx, "ERR ERROR_RATE needs exactly one of MEMORY or CAPACITY"), -1;
+        if (q->layout == RBF_LAYOUT_BLOCKED && q->phases == 2)
+            return reply_errf(ctx, "ERR LAYOUT blocked with PHASES 2 cannot be planned (the library "
+                                   "has no blocked two-phase planner): give BITS, HASHES and SIGMA"),
+                   -1;
+        if (q->layout == RBF_LAYOUT_BLOCKED && has && q->mem_bits < RR_BLOCK_BITS)
+            return reply_errf(ctx, "ERR MEMORY with LAYOUT blocked must be at least 64 bytes "
+                                   "(one 512-bit block)"),
+                   -1;
         q->planned = 1;
         return 0;
     }
@@ -576,6 +653,25 @@ static int parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int from
                -1;
     if (!!q->sigma == !!q->messages)
         return reply_errf(ctx, "ERR BITS and HASHES need exactly one of SIGMA or MESSAGES"), -1;
+    if (q->layout == RBF_LAYOUT_BLOCKED) {
+        /* bits per filter (floor(BITS / PHASES)) in whole 512-bit blocks */
+        uint64_t per = q->bits / q->phases, step = (uint64_t)RR_BLOCK_BITS * q->phases;
+        if (per % RR_BLOCK_BITS != 0 || per == 0) {
+            uint64_t lo = per / RR_BLOCK_BITS * step;
+            uint64_t hi = lo <= UINT64_MAX - step ? lo + step : lo;
+            if (lo == 0)
+                return reply_errf(ctx, "ERR BITS %llu with LAYOUT blocked%s: the bits per filter "
+                                       "must be a multiple of 512; give BITS %llu or more",
+                                  (unsigned long long)q->bits,
+                                  q->phases == 2 ? " and PHASES 2" : "", (unsigned long long)hi),
+                       -1;
+            return reply_errf(ctx, "ERR BITS %llu with LAYOUT blocked%s: the bits per filter must "
+                                   "be a multiple of 512; nearest BITS are %llu and %llu",
+                              (unsigned long long)q->bits, q->phases == 2 ? " and PHASES 2" : "",
+                              (unsigned long long)lo, (unsigned long long)hi),
+                   -1;
+        }
+    }
     return 0;
 }
 
@@ -590,6 +686,7 @@ static void req_config(const rr_req *q, rbf_config *c)
     c->phases = q->phases;
     c->hashing = q->hashing;
     c->recycle = q->recycle;
+    c->layout = q->layout;
     if (q->given & (1u << O_SEED))
         c->seed = q->seed;
 }
@@ -656,12 +753,112 @@ typedef struct plan_out {
     const char *err; /* NULL on success */
 } plan_out;
 
+static uint64_t round_up_block(uint64_t bits)
+{
+    uint64_t r = bits % RR_BLOCK_BITS;
+    return r == 0 ? bits : bits <= UINT64_MAX - (RR_BLOCK_BITS - r) ? bits + (RR_BLOCK_BITS - r) : 0;
+}
+
+/* Memory for CAPACITY with the blocked layout.  The library's blocked
+ * planner works at a given memory (rbf_plan_blocked_memory), so: start from
+ * the flat filter's least memory (rbf_plan_messages), which holds fewer
+ * messages as blocked, and step the memory up in proportion to the
+ * shortfall until the blocked plan's E[N_0] reaches the capacity (E[N_0]
+ * is close to proportional to the memory at a fixed rate); then one step
+ * down in proportion to the excess, kept if it still holds the capacity.
+ * The result holds the capacity; it is not proven the least. */
+static int plan_blocked_capacity(const rr_req *q, const rbf_plan_options *po, uint64_t *bits,
+                                 rbf_plan_choice *ch)
+{
+    rbf_plan flat;
+    uint64_t b0 = 0;
+    int rc = rbf_plan_messages(q->capacity, q->eps, po, &b0, &flat);
+    if (rc != RBF_OK)
+        return rc;
+    double cap = (double)q->capacity;
+    uint64_t b = round_up_block(b0 < RR_BLOCK_BITS ? RR_BLOCK_BITS : b0);
+    for (int it = 0; it < 40 && b; it++) {
+        rc = rbf_plan_blocked_memory(b, q->eps, po, ch);
+        if (rc == RBF_ENOMEM || rc == RBF_ECANCELED)
+            return rc;
+        int ok = rc == RBF_OK && ch->feasible && ch->sigma;
+        if (ok && ch->expected_messages >= cap) {
+            double down = (double)b * cap / ch->expected_messages;
+            uint64_t b2 = round_up_block((uint64_t)ceil(down));
+            rbf_plan_choice c2;
+            if (b2 && b2 < b && rbf_plan_blocked_memory(b2, q->eps, po, &c2) == RBF_OK &&
+                c2.feasible && c2.sigma && c2.expected_messages >= cap) {
+                b = b2;
+                *ch = c2;
+            }
+            *bits = b;
+            return RBF_OK;
+        }
+        double grow = 1.25;
+        if (ok && ch->expected_messages > 0) {
+            grow = cap / ch->expected_messages * 1.001;
+            if (grow > 4.0)
+                grow = 4.0;
+        }
+        double nb = ceil((double)b * grow);
+        if (nb >= 1.8e19)
+            return RBF_ENOMEM;
+        uint64_t next = round_up_block((uint64_t)nb);
+        b = next > b ? next : round_up_block(b + RR_BLOCK_BITS);
+    }
+    return RBF_EINVAL;
+}
+
+/* The blocked layout's plan (one phase; parse_reserve refuses two). */
+static void plan_run_blocked(const rr_req *q, const rbf_plan_options *po, plan_out *o)
+{
+    rbf_plan_choice ch;
+    memset(&ch, 0, sizeof ch);
+    uint64_t bits = q->mem_bits / RR_BLOCK_BITS * RR_BLOCK_BITS;
+    int rc = q->capacity ? plan_blocked_capacity(q, po, &bits, &ch)
+                         : rbf_plan_blocked_memory(bits, q->eps, po, &ch);
+    o->err = NULL;
+    if (rc == RBF_ENOMEM) {
+        o->err = q->capacity ? "ERR no blocked filter holds CAPACITY at this ERROR_RATE "
+                               "(too large, or out of memory while planning)"
+                             : "ERR out of memory while planning";
+        return;
+    }
+    if (rc != RBF_OK) {
+        o->err = q->capacity ? "ERR no blocked filter holds CAPACITY at this ERROR_RATE (planner "
+                               "refused)"
+                             : "ERR MEMORY is too small to plan a blocked filter";
+        return;
+    }
+    if (!ch.feasible || !ch.sigma) {
+        o->err = "ERR ERROR_RATE cannot be reached in this MEMORY with the blocked layout and at "
+                 "most 32 hashes";
+        return;
+    }
+    rbf_config_init(&o->cfg);
+    o->cfg.bits = bits;
+    o->cfg.hashes = ch.hashes;
+    o->cfg.sigma = ch.sigma;
+    o->cfg.phases = 1;
+    o->cfg.hashing = q->hashing;
+    o->cfg.recycle = q->recycle;
+    o->cfg.layout = RBF_LAYOUT_BLOCKED;
+    if (q->given & (1u << O_SEED))
+        o->cfg.seed = q->seed;
+    o->fp = ch.fp;
+    o->mpc = ch.expected_messages;
+}
+
 static void plan_run(const rr_req *q, plan_out *o)
 {
     rbf_plan_options po;
     rbf_plan_options_init(&po);
     po.hashing = (q->hashing == RBF_NON_COLLIDING) ? RBF_NON_COLLIDING : RBF_COLLIDING;
     po.recycle = (q->recycle == RBF_RETAINING) ? RBF_RETAINING : RBF_NON_RETAINING;
+    if (q->layout == RBF_LAYOUT_BLOCKED) {
+        plan_run_blocked(q, &po, o);
+        return;
+    }
     rbf_plan pl;
     memset(&pl, 0, sizeof pl);
     uint64_t bits = q->mem_bits;
@@ -734,10 +931,18 @@ static void replicate_reserve(RedisModuleCtx *ctx, RedisModuleString *key, const
     fmt_u64(t, sizeof t, c->sigma ? c->sigma : c->messages);
     fmt_u64(p, sizeof p, c->phases);
     fmt_u64(s, sizeof s, c->seed);
-    RedisModule_Replicate(ctx, "RBF.RESERVE", "scccccccccccccc", key, "BITS", b, "HASHES", h,
-                          c->sigma ? "SIGMA" : "MESSAGES", t, "PHASES", p, "HASHING",
-                          c->hashing == RBF_NON_COLLIDING ? "non-colliding" : "colliding", "RECYCLE",
-                          c->recycle == RBF_RETAINING ? "retaining" : "non-retaining", "SEED", s);
+    const char *hashing = c->hashing == RBF_NON_COLLIDING ? "non-colliding" : "colliding";
+    const char *recycle = c->recycle == RBF_RETAINING ? "retaining" : "non-retaining";
+    const char *bound = c->sigma ? "SIGMA" : "MESSAGES";
+    /* a flat filter's form is exactly that of the module before LAYOUT */
+    if (c->layout == RBF_LAYOUT_BLOCKED)
+        RedisModule_Replicate(ctx, "RBF.RESERVE", "scccccccccccccccc", key, "BITS", b, "HASHES", h,
+                              bound, t, "PHASES", p, "HASHING", hashing, "RECYCLE", recycle,
+                              "SEED", s, "LAYOUT", "blocked");
+    else
+        RedisModule_Replicate(ctx, "RBF.RESERVE", "scccccccccccccc", key, "BITS", b, "HASHES", h,
+                              bound, t, "PHASES", p, "HASHING", hashing, "RECYCLE", recycle, "SEED",
+                              s);
 }
 
 /* Insert items into f, replying 0/1 per item (array) or one integer. */
@@ -874,6 +1079,10 @@ static int reserve_request(RedisModuleCtx *ctx, RedisModuleString *key, const rr
     if (!can_block(ctx)) {
         /* inside MULTI or Lua the plan would run on the main thread: only
          * small ones (milliseconds) are allowed there */
+        if (q->layout == RBF_LAYOUT_BLOCKED)
+            return reply_errf(ctx, "ERR a LAYOUT blocked reservation cannot be planned inside MULTI "
+                                   "or a script (the blocked planner takes about a second): "
+                                   "reserve outside, or give BITS/HASHES/SIGMA");
         if (plan_lower_bound(q) > RR_INLINE_PLAN_BYTES)
             return reply_errf(ctx, "ERR a reservation planned inside MULTI or a script is limited "
                                    "to %u bytes (planning larger ones would stall the server): "
@@ -1006,6 +1215,7 @@ static int add_common(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, i
         RedisModule_CloseKey(k);
         return reply_restoring(ctx, v);
     }
+    dump_before_write(v, argv + 2, n, 0);
     insert_items(ctx, v->f, argv + 2, n, kind);
     RedisModule_CloseKey(k);
     RedisModule_ReplicateVerbatim(ctx);
@@ -1074,6 +1284,7 @@ static int insert_existing(RedisModuleCtx *ctx, RedisModuleKey *k, rr_value *v,
         RedisModule_CloseKey(k);
         return reply_restoring(ctx, v);
     }
+    dump_before_write(v, items, n, 0);
     insert_items(ctx, v->f, items, n, REPLY_ARRAY);
     RedisModule_CloseKey(k);
     RedisModule_ReplicateVerbatim(ctx);
@@ -1131,6 +1342,7 @@ static int cmd_recycle(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_CloseKey(k);
         return reply_restoring(ctx, v);
     }
+    dump_before_write(v, NULL, 0, 1);
     rbf_recycle(v->f);
     RedisModule_CloseKey(k);
     RedisModule_ReplicateVerbatim(ctx);
@@ -1142,13 +1354,14 @@ static int cmd_recycle(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 static const char *const info_names[] = {
     "bits", "hashes", "sigma", "messages", "phases", "hashing", "recycle", "bits_per_filter",
     "bits_set", "fill", "frozen_bits_set", "cycles", "cycle_messages", "inserts",
-    "reported_new", "model_fp", "model_messages_per_cycle", "memory"};
+    "reported_new", "model_fp", "model_messages_per_cycle", "memory", "layout"};
 #define INFO_FIELDS (sizeof info_names / sizeof info_names[0])
 
 static size_t value_mem(const rr_value *v)
 {
     return sizeof *v + (v->f ? (size_t)v->fbytes + 256 : 0) + (v->model ? sizeof *v->model : 0) +
-           v->dump_len + v->load_len;
+           (size_t)v->dump_saved + (v->dump_pages ? (size_t)v->dump_npages * sizeof(uint8_t *) : 0) +
+           (v->dump_sum_mem ? sizeof(XXH3_state_t) + 64 : 0) + v->load_len;
 }
 
 static void reply_model_value(RedisModuleCtx *ctx, const rr_model *m, int which)
@@ -1190,7 +1403,10 @@ static void info_field(RedisModuleCtx *ctx, const rr_value *v, size_t i)
     case 14: RedisModule_ReplyWithLongLong(ctx, (long long)s.reported_new); break;
     case 15: reply_model_value(ctx, v->model, 0); break;
     case 16: reply_model_value(ctx, v->model, 1); break;
-    default: RedisModule_ReplyWithLongLong(ctx, (long long)value_mem(v)); break;
+    case 17: RedisModule_ReplyWithLongLong(ctx, (long long)value_mem(v)); break;
+    default:
+        RedisModule_ReplyWithCString(ctx, c.layout == RBF_LAYOUT_BLOCKED ? "blocked" : "flat");
+        break;
     }
 }
 
@@ -1219,14 +1435,126 @@ static int cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* ---- RBF.SCANDUMP / RBF.LOADCHUNK
  *
- * The dump is the filter's image in chunks of at most rr_chunk bytes.  The
+ * The dump is the filter's image in chunks of at most rr_dump_chunk bytes.  The
  * cursor returned with a chunk is (generation << 40) | (offset just past the
- * chunk); SCANDUMP with cursor 0 takes a new snapshot, later cursors read
- * the next chunk of the same snapshot, and [0, nil] ends the dump (and
- * frees the snapshot).  LOADCHUNK takes the chunks in order: the one ending
+ * chunk); SCANDUMP with cursor 0 starts a new dump (copying nothing: the
+ * header goes out with the first chunk), each later cursor must be the one
+ * just returned and reads the next chunk from the filter, and [0, nil] ends
+ * the dump.  The dump is the filter as it was at cursor 0: a write while a
+ * dump is in progress first saves the pages not yet served that it may
+ * change (dump_before_write), and the chunks read those saved pages.  The
+ * checksum at the end is XXH3 of the bytes served.  LOADCHUNK takes the chunks in order: the one ending
  * at offset len(data) starts a new restore (replacing what the key held),
  * each next one must continue where the previous ended, and the last one
  * verifies the image and makes the filter usable. */
+
+/* Save page i of the image (the part before the checksum) as it is now,
+ * unless saved already.  0, or -1 when out of memory. */
+static int dump_save_page(rr_value *v, uint64_t i)
+{
+    if (!v->dump_pages) {
+        v->dump_pages = rr_alloc((size_t)v->dump_npages * sizeof *v->dump_pages);
+        if (!v->dump_pages)
+            return -1;
+        memset(v->dump_pages, 0, (size_t)v->dump_npages * sizeof *v->dump_pages);
+    }
+    if (v->dump_pages[i])
+        return 0;
+    uint64_t start = i * RR_PAGE, end = start + RR_PAGE;
+    if (end > v->dump_len - 8)
+        end = v->dump_len - 8;
+    uint8_t *p = rr_alloc((size_t)(end - start));
+    if (!p)
+        return -1;
+    rbf_save_range(v->f, start, p, (size_t)(end - start));
+    v->dump_pages[i] = p;
+    v->dump_saved += end - start;
+    return 0;
+}
+
+/* Called before every write to v->f (n items to insert, or a recycle):
+ * while a dump is in progress, save the pages not yet served that the
+ * write may change.  An insert changes only the words at its k positions
+ * in the active filter, unless it recycles; a recycle (or an insert that
+ * may recycle: sigma within n*k bits, or N within n messages) may change
+ * every page, so all the pages not yet served are saved.  Out of memory,
+ * the dump is dropped (its next cursor is refused as stale). */
+static void dump_before_write(rr_value *v, RedisModuleString **items, size_t n, int recycle)
+{
+    if (!v->dump_gen || v->dump_sent >= v->dump_len - 8)
+        return;
+    rbf_config c;
+    rbf_stats s;
+    rbf_get_config(v->f, &c);
+    rbf_get_stats(v->f, &s);
+    int all = recycle;
+    if (!all && c.sigma)
+        all = s.bits_set + (uint64_t)c.hashes * n > c.sigma;
+    else if (!all)
+        all = s.cycle_messages + n >= c.messages;
+    if (all) {
+        for (uint64_t i = v->dump_sent / RR_PAGE; i < v->dump_npages; i++)
+            if (dump_save_page(v, i) != 0) {
+                value_drop_dump(v);
+                return;
+            }
+        return;
+    }
+    uint64_t pos[RBF_MAX_HASHES];
+    for (size_t j = 0; j < n; j++) {
+        size_t len;
+        const char *p = RedisModule_StringPtrLen(items[j], &len);
+        int k = rbf_positions(v->f, rbf_hash(v->f, p, len), pos);
+        for (int t = 0; t < k; t++) {
+            /* the word's bytes in the image: the active filter comes first */
+            uint64_t off = v->dump_hs + 8 * (pos[t] / 64);
+            if (off + 8 > v->dump_sent && dump_save_page(v, off / RR_PAGE) != 0) {
+                value_drop_dump(v);
+                return;
+            }
+        }
+    }
+}
+
+/* Image bytes [off, off + n) of the dump into buf: saved pages as saved,
+ * the others from the filter, the checksum from the bytes served. */
+static void dump_read(rr_value *v, uint64_t off, uint8_t *buf, size_t n)
+{
+    uint64_t body = v->dump_len - 8, end = off + n, pos = off;
+    while (pos < end && pos < body) {
+        uint64_t i = pos / RR_PAGE, stop = pos;
+        if (v->dump_pages && v->dump_pages[i]) {
+            stop = (i + 1) * RR_PAGE;
+            if (stop > body)
+                stop = body;
+            if (stop > end)
+                stop = end;
+            memcpy(buf + (pos - off), v->dump_pages[i] + (pos - i * RR_PAGE), (size_t)(stop - pos));
+        } else {
+            /* a run of pages not saved: one range from the filter */
+            while (stop < end && stop < body &&
+                   !(v->dump_pages && v->dump_pages[stop / RR_PAGE])) {
+                stop = (stop / RR_PAGE + 1) * RR_PAGE;
+                if (stop > body)
+                    stop = body;
+                if (stop > end)
+                    stop = end;
+            }
+            rbf_save_range(v->f, pos, buf + (pos - off), (size_t)(stop - pos));
+        }
+        pos = stop;
+    }
+    if (pos > off)
+        XXH3_64bits_update(v->dump_sum, buf, (size_t)(pos - off));
+    if (end > body) {
+        uint8_t tail[8];
+        uint64_t sum = XXH3_64bits_digest(v->dump_sum);
+        for (int b = 0; b < 8; b++)
+            tail[b] = (uint8_t)(sum >> (8 * b));
+        uint64_t from = pos > body ? pos : body;
+        memcpy(buf + (from - off), tail + (from - body), (size_t)(end - from));
+    }
+}
 
 static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
@@ -1240,16 +1568,31 @@ static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return REDISMODULE_OK;
     uint64_t off;
     if (cur == 0) {
+        /* a new dump: nothing is copied here; the header goes out in this
+         * first chunk (a chunk is at least 1 KiB) */
         value_drop_dump(v);
-        v->dump = image_of(v->f, &v->dump_len);
-        if (!v->dump)
-            return RedisModule_ReplyWithError(ctx, "ERR out of memory for the dump snapshot");
+        uint64_t len = 0;
+        rbf_config c;
+        rbf_get_config(v->f, &c);
+        /* the hash state from the server's allocator, aligned by hand */
+        v->dump_sum_mem = rr_alloc(sizeof(XXH3_state_t) + 64);
+        if (v->dump_sum_mem)
+            v->dump_sum = (XXH3_state_t *)(void *)((uintptr_t)((uint8_t *)v->dump_sum_mem + 63) &
+                                                   ~(uintptr_t)63);
+        if (rbf_save_size(v->f, &len) != RBF_OK || !v->dump_sum) {
+            value_drop_dump(v);
+            return RedisModule_ReplyWithError(ctx, "ERR out of memory for the dump");
+        }
+        XXH3_64bits_reset(v->dump_sum);
+        v->dump_len = len;
+        v->dump_hs = len - 8 - config_bytes(&c);
+        v->dump_npages = (len - 8 + RR_PAGE - 1) / RR_PAGE;
         v->dump_gen = (atomic_fetch_add(&rr_dump_gen, 1) % 0x3fffffu) + 1;
         off = 0;
     } else {
         uint64_t gen = (uint64_t)cur >> RR_CURSOR_BITS;
         off = (uint64_t)cur & RR_CURSOR_MASK;
-        if (!v->dump || gen != v->dump_gen || off > v->dump_len)
+        if (!v->dump_gen || gen != v->dump_gen || off != v->dump_sent)
             return RedisModule_ReplyWithError(ctx, "ERR invalid or stale SCANDUMP cursor: start "
                                                    "again at 0");
     }
@@ -1259,13 +1602,28 @@ static int cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_ReplyWithLongLong(ctx, 0);
         return RedisModule_ReplyWithNull(ctx);
     }
-    size_t n = v->dump_len - (size_t)off;
-    if (n > rr_chunk)
-        n = rr_chunk;
-    uint64_t next = ((uint64_t)v->dump_gen << RR_CURSOR_BITS) | (off + n);
+    uint64_t n = v->dump_len - off;
+    if (n > rr_dump_chunk)
+        n = rr_dump_chunk;
+    uint8_t *buf = rr_alloc((size_t)n);
+    if (!buf)
+        return RedisModule_ReplyWithError(ctx, "ERR out of memory for the dump chunk");
+    dump_read(v, off, buf, (size_t)n);
+    v->dump_sent = off + n;
+    /* pages wholly served are not read again */
+    for (uint64_t i = off / RR_PAGE; v->dump_pages && i < v->dump_sent / RR_PAGE; i++)
+        if (v->dump_pages[i]) {
+            v->dump_saved -= v->dump_len - 8 - i * RR_PAGE < RR_PAGE ? v->dump_len - 8 - i * RR_PAGE
+                                                                       : RR_PAGE;
+            rr_free(v->dump_pages[i]);
+            v->dump_pages[i] = NULL;
+        }
+    uint64_t next = ((uint64_t)v->dump_gen << RR_CURSOR_BITS) | v->dump_sent;
     RedisModule_ReplyWithArray(ctx, 2);
     RedisModule_ReplyWithLongLong(ctx, (long long)next);
-    return RedisModule_ReplyWithStringBuffer(ctx, (const char *)v->dump + off, n);
+    RedisModule_ReplyWithStringBuffer(ctx, (const char *)buf, (size_t)n);
+    rr_free(buf);
+    return REDISMODULE_OK;
 }
 
 static int cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -1797,7 +2155,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             rr_bf_capacity = u;
         } else if (arg_is(argv[i], "CHUNK-BYTES") && parse_u64(argv[i + 1], &u) == 0 &&
                    u >= 1024 && u <= ((uint64_t)256 << 20)) {
-            rr_chunk = (size_t)u;
+            rr_chunk = rr_dump_chunk = (size_t)u;
         } else {
             RedisModule_Log(ctx, "warning", "rbf: bad load argument (BF-COMPAT yes|no, "
                                             "BF-ERROR-RATE eps, BF-CAPACITY n, CHUNK-BYTES n)");

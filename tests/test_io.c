@@ -195,6 +195,62 @@ static void test_round_trip_every_variant(void **state)
     assert_int_equal(count_files(".tmp."), 0); /* no temporary files left */
 }
 
+/* rbf_save_range: any split of the image's first size - 8 bytes into
+ * ranges (word-aligned or not, across the header, the arrays and the
+ * boundary between them) gives rbf_save_buffer's bytes, and XXH3 of them
+ * is the trailing checksum; flat and blocked, one and two phases. */
+static void test_save_range(void **state)
+{
+    (void)state;
+    uint64_t rng = 99;
+    for (int v = 0; v < 32; v++) {
+        rbf *f;
+        if (v < 16) {
+            f = busy_filter(v, 4097, 300 + (uint64_t)v, 3000);
+        } else {
+            unsigned ph = 1 + (unsigned)(v & 1);
+            rbf_config c = tu_config(512 * 9 * ph, 4, v & 2 ? 1500 : 0, v & 2 ? 0 : 500,
+                                     v & 4 ? RBF_NON_COLLIDING : RBF_COLLIDING,
+                                     RBF_NON_RETAINING, ph, 7 + (uint64_t)v);
+            c.layout = RBF_LAYOUT_BLOCKED;
+            f = NULL;
+            assert_int_equal(rbf_new(&c, &f), RBF_OK);
+            for (uint64_t i = 0; i < 3000; i++)
+                rbf_insert_hash(f, tu_below(&rng, 20000));
+        }
+        uint64_t len;
+        uint8_t *want = tu_saved(f, &len);
+        assert_non_null(want);
+        uint8_t *got = calloc(1, (size_t)len);
+        assert_non_null(got);
+        size_t off = 0;
+        while (off < len - 8) {
+            size_t n = 1 + (size_t)tu_below(&rng, v % 3 == 0 ? 13 : 700);
+            if (n > len - 8 - off)
+                n = (size_t)(len - 8 - off);
+            assert_int_equal(rbf_save_range(f, off, got + off, n), RBF_OK);
+            off += n;
+        }
+        assert_memory_equal(got, want, (size_t)len - 8);
+        uint64_t sum = XXH3_64bits(got, (size_t)len - 8), tail = 0;
+        for (int i = 7; i >= 0; i--)
+            tail = tail << 8 | want[len - 8 + (size_t)i];
+        assert_true(sum == tail);
+        /* the limits */
+        assert_int_equal(rbf_save_range(f, 0, got, (size_t)len - 8), RBF_OK);
+        assert_int_equal(rbf_save_range(f, 0, got, (size_t)len - 7), RBF_ERANGE);
+        assert_int_equal(rbf_save_range(f, len - 8, got, 1), RBF_ERANGE);
+        assert_int_equal(rbf_save_range(f, len - 8, got, 0), RBF_OK);
+        assert_int_equal(rbf_save_range(f, len, got, 0), RBF_ERANGE);
+        assert_int_equal(rbf_save_range(f, UINT64_MAX, got, 1), RBF_ERANGE);
+        assert_int_equal(rbf_save_range(NULL, 0, got, 1), RBF_EINVAL);
+        assert_int_equal(rbf_save_range(f, 0, NULL, 1), RBF_EINVAL);
+        free(got);
+        free(want);
+        rbf_free(f);
+    }
+}
+
 /* The layout of docs/file-format.md, read field by field. */
 static void test_documented_layout(void **state)
 {
@@ -590,6 +646,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_every_variant),
+        cmocka_unit_test(test_save_range),
         cmocka_unit_test(test_documented_layout),
         cmocka_unit_test(test_empty_and_truncated),
         cmocka_unit_test(test_every_bit_flipped),

@@ -224,6 +224,64 @@ int rbf_save_buffer(const rbf *f, void *buf, size_t cap)
     return serialise(f, &s);
 }
 
+/* Bytes [offset, offset + len) of the image, checksum excluded: the
+ * header from its encoding, the arrays word by word (each word is written
+ * little-endian, so a range may start or end inside one). */
+static void range_state(const struct rbf *f, uint64_t offset, uint8_t *out, size_t len)
+{
+    uint8_t h[RBF_HEADER_MAX];
+    const uint64_t hs = encode_header(f, h);
+    if (offset < hs) {
+        size_t n = hs - offset < len ? (size_t)(hs - offset) : len;
+        memcpy(out, h + offset, n);
+        out += n;
+        offset += n;
+        len -= n;
+    }
+    while (len) {
+        uint64_t w = (offset - hs) / 8, skip = (offset - hs) % 8;
+        const uint64_t *arr = w < f->nwords ? f->active : f->frozen;
+        uint64_t i = w < f->nwords ? w : w - f->nwords;
+        if (skip == 0 && len >= 8) {
+            /* whole words, up to the end of this array or of the range */
+            uint64_t n = len / 8, left = f->nwords - i;
+            if (n > left)
+                n = left;
+            for (uint64_t j = 0; j < n; j++)
+                put_u64(out + 8 * j, arr[i + j]);
+            out += 8 * n;
+            offset += 8 * n;
+            len -= (size_t)(8 * n);
+            continue;
+        }
+        uint8_t b[8];
+        put_u64(b, arr[i]);
+        size_t n = 8 - (size_t)skip < len ? 8 - (size_t)skip : len;
+        memcpy(out, b + skip, n);
+        out += n;
+        offset += n;
+        len -= n;
+    }
+}
+
+int rbf_save_range(const rbf *f, uint64_t offset, void *buf, size_t len)
+{
+    uint64_t size;
+    if (!f || (!buf && len))
+        return RBF_EINVAL;
+    rbf_save_size(f, &size);
+    if (offset > size - 8 || len > size - 8 - offset)
+        return RBF_ERANGE;
+    if (len == 0)
+        return RBF_OK;
+    if (f->conc)
+        rbf__conc_exclusive_begin(f);
+    range_state(f, offset, buf, len);
+    if (f->conc)
+        rbf__conc_exclusive_end(f);
+    return RBF_OK;
+}
+
 /* fsync the directory holding the file `path_copy` names, so the rename
  * itself is durable.  path_copy is a copy of the path made before the save
  * began (dirname() writes into it): nothing is allocated after the rename,

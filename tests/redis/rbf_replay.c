@@ -1,8 +1,9 @@
 /*
  * rbf_replay -- the library's answers for the Redis module's cross-check.
  *
- *   rbf_replay BITS HASHES SIGMA MESSAGES PHASES HASHING RECYCLE SEED [IMAGE]
+ *   rbf_replay [--blocked] BITS HASHES SIGMA MESSAGES PHASES HASHING RECYCLE SEED [IMAGE]
  *
+ * --blocked: the blocked layout (RBF_LAYOUT_BLOCKED); the flat one otherwise.
  * HASHING 0 colliding / 1 non-colliding, RECYCLE 0 non-retaining / 1
  * retaining, SIGMA or MESSAGES 0 for off.  Reads operations from stdin, one
  * per line: "A item" (rbf_insert), "E item" (rbf_contains), "R"
@@ -18,12 +19,18 @@
 
 int main(int argc, char **argv)
 {
+    int blocked = argc > 1 && strcmp(argv[1], "--blocked") == 0;
+    if (blocked) {
+        argv++;
+        argc--;
+    }
     if (argc != 9 && argc != 10) {
-        fprintf(stderr, "usage: rbf_replay BITS HASHES SIGMA MESSAGES PHASES HASHING RECYCLE SEED [IMAGE]\n");
+        fprintf(stderr, "usage: rbf_replay [--blocked] BITS HASHES SIGMA MESSAGES PHASES HASHING RECYCLE SEED [IMAGE]\n");
         return 2;
     }
     rbf_config c;
     rbf_config_init(&c);
+    c.layout = blocked ? RBF_LAYOUT_BLOCKED : RBF_LAYOUT_FLAT;
     c.bits = strtoull(argv[1], NULL, 10);
     c.hashes = (unsigned)strtoul(argv[2], NULL, 10);
     c.sigma = strtoull(argv[3], NULL, 10);

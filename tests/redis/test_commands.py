@@ -18,7 +18,7 @@ from rrtest import Harness, check, info_dict, wait_until
 
 FIELDS = ["bits", "hashes", "sigma", "messages", "phases", "hashing", "recycle", "bits_per_filter",
           "bits_set", "fill", "frozen_bits_set", "cycles", "cycle_messages", "inserts",
-          "reported_new", "model_fp", "model_messages_per_cycle", "memory"]
+          "reported_new", "model_fp", "model_messages_per_cycle", "memory", "layout"]
 
 
 def err(fn, *a):
@@ -72,11 +72,53 @@ def main():
                            (["ERROR_RATE", "0.01"], "MEMORY or CAPACITY"),
                            (["ERROR_RATE", "0.01", "MEMORY", 1000, "CAPACITY", 5], "MEMORY or CAPACITY"),
                            (["ERROR_RATE", "0.01", "MEMORY", 1000, "BITS", 5], "not both"),
-                           ([], "reservation needs")):
+                           ([], "reservation needs"),
+                           (["BITS", 1000, "HASHES", 2, "SIGMA", 10, "LAYOUT", "sideways"], "LAYOUT"),
+                           (["BITS", 1000, "HASHES", 2, "SIGMA", 10, "LAYOUT", ""], "LAYOUT"),
+                           (["BITS", 1000, "HASHES", 2, "SIGMA", 10, "LAYOUT"], "LAYOUT"),
+                           (["BITS", 1000, "HASHES", 2, "SIGMA", 10, "LAYOUT", "flat", "layout",
+                             "blocked"], "twice"),
+                           (["BITS", 1000, "HASHES", 2, "SIGMA", 10, "LAYOUT", "blocked"],
+                            "BITS 1000 with LAYOUT blocked: the bits per filter must be a multiple "
+                            "of 512; nearest BITS are 512 and 1024"),
+                           (["BITS", 100, "HASHES", 2, "SIGMA", 10, "LAYOUT", "blocked"],
+                            "give BITS 512 or more"),
+                           (["layout", "BLOCKED", "PHASES", 2, "BITS", 5000, "HASHES", 2, "SIGMA", 10],
+                            "BITS 5000 with LAYOUT blocked and PHASES 2: the bits per filter must be "
+                            "a multiple of 512; nearest BITS are 4096 and 5120"),
+                           (["ERROR_RATE", "0.01", "CAPACITY", 1000, "LAYOUT", "blocked", "PHASES", 2],
+                            "PHASES 2"),
+                           (["ERROR_RATE", "0.01", "MEMORY", 10, "LAYOUT", "blocked"], "MEMORY")):
             e = err(x, "RBF.RESERVE", "new", *args)
             check(word in e and e.startswith(("ERR", "")) and "\n" not in e,
                   "RESERVE %r: error %r should name %r" % (args, e, word))
-        check(c.exists("new") == 0, "no key from failed reservations")
+        check(c.exists("new") == 0 and c.ping(), "no key from failed reservations, server up")
+        e = err(x, "RBF.INSERT", "new", "BITS", 1000, "HASHES", 2, "SIGMA", 10, "LAYOUT", "blocked",
+                "ITEMS", "i")
+        check("nearest BITS are 512 and 1024" in e, "INSERT with bad blocked BITS: %r" % e)
+        check("LAYOUT must be flat or blocked" in err(x, "RBF.INSERT", "new", "BITS", 1024, "HASHES", 2,
+                                                       "SIGMA", 10, "LAYOUT", 1, "ITEMS", "i"), "INSERT LAYOUT 1")
+        check(c.exists("new") == 0 and c.ping(), "no key from failed inserts, server up")
+        # LAYOUT in any case and position; flat is the default and LAYOUT flat
+        # changes nothing; LAYOUT blocked is another filter
+        x("RBF.RESERVE", "lf", "BITS", 10240, "HASHES", 3, "SIGMA", 2000, "SEED", 42)
+        x("RBF.RESERVE", "lf2", "Layout", "FLAT", "BITS", 10240, "HASHES", 3, "SIGMA", 2000, "SEED", 42)
+        x("RBF.INSERT", "lb", "BITS", 10240, "HASHES", 3, "lAyOuT", "bLoCkEd", "SIGMA", 2000, "SEED", 42,
+          "ITEMS", "x")
+        x("RBF.RESERVE", "lb2", "BITS", 10240, "HASHES", 3, "SIGMA", 2000, "SEED", 42, "LAYOUT", "blocked")
+        x("RBF.ADD", "lb2", "x")
+        for k in ("lf", "lf2"):
+            x("RBF.ADD", k, "x")
+        check(x("RBF.INFO", "lf", "layout") == b"flat" and x("RBF.INFO", "lb", "layout") == b"blocked",
+              "INFO layout")
+        check(x("DEBUG", "DIGEST-VALUE", "lf") == x("DEBUG", "DIGEST-VALUE", "lf2"), "LAYOUT flat")
+        check(x("DEBUG", "DIGEST-VALUE", "lb") == x("DEBUG", "DIGEST-VALUE", "lb2"), "LAYOUT blocked")
+        check(x("DEBUG", "DIGEST-VALUE", "lf") != x("DEBUG", "DIGEST-VALUE", "lb"), "layouts differ")
+        # a planned blocked reservation with MEMORY: whole blocks (rounded down)
+        x("RBF.RESERVE", "lpm", "ERROR_RATE", "0.01", "MEMORY", 100000, "LAYOUT", "blocked")
+        check(x("RBF.INFO", "lpm", "bits") == 799744 and x("RBF.INFO", "lpm", "layout") == b"blocked",
+              "planned blocked MEMORY bits %r" % x("RBF.INFO", "lpm", "bits"))
+        check(float(x("RBF.INFO", "lpm", "model_fp")) <= 0.01, "planned blocked model_fp")
         check("item exists" in err(x, "RBF.RESERVE", "a", "BITS", 100, "HASHES", 1, "SIGMA", 10), "exists")
         check("not found" in err(x, "RBF.ADD", "nokey", "i"), "ADD on a missing key")
         check("not found" in err(x, "RBF.MADD", "nokey", "i"), "MADD on a missing key")
@@ -110,7 +152,11 @@ def main():
                 ("m2", ["BITS", 100001, "HASHES", 4, "SIGMA", 20000, "PHASES", 2, "RECYCLE", "retaining"],
                  ["--bits", 100001, "--hashes", 4, "--sigma", 20000, "--phases", 2, "--recycle", "retaining"]),
                 ("m3", ["BITS", 50000, "HASHES", 3, "MESSAGES", 4000, "HASHING", "non-colliding"],
-                 ["--bits", 50000, "--hashes", 3, "--messages", 4000, "--hashing", "non-colliding"])):
+                 ["--bits", 50000, "--hashes", 3, "--messages", 4000, "--hashing", "non-colliding"]),
+                ("m4", ["BITS", 102400, "HASHES", 5, "SIGMA", 30000, "LAYOUT", "blocked"],
+                 ["--bits", 102400, "--hashes", 5, "--sigma", 30000, "--layout", "blocked"]),
+                ("m5", ["BITS", 51200, "HASHES", 3, "MESSAGES", 4000, "LAYOUT", "blocked"],
+                 ["--bits", 51200, "--hashes", 3, "--messages", 4000, "--layout", "blocked"])):
             x("RBF.RESERVE", k, *args)
             wait_until(lambda: x("RBF.INFO", k, "model_fp") != b"pending", what="model of " + k)
             want = rbf_model(*cli)
@@ -152,6 +198,16 @@ def main():
         e = err(c.eval, "return redis.call('RBF.RESERVE', KEYS[1], 'ERROR_RATE', '0.01', 'CAPACITY', '10000000')",
                 1, "luabig")
         check("inside MULTI or a script" in e, "large plan in Lua: %r" % e)
+        # ... and a blocked plan (about a second at any size) never runs inline
+        tx = c.pipeline(transaction=True)
+        tx.execute_command("RBF.RESERVE", "txblk", "ERROR_RATE", "0.01", "CAPACITY", 500, "LAYOUT", "blocked")
+        tx.execute_command("RBF.RESERVE", "txblk2", "BITS", 5120, "HASHES", 3, "SIGMA", 1000, "LAYOUT", "blocked")
+        r = tx.execute(raise_on_error=False)
+        check(isinstance(r[0], redis.ResponseError) and "inside MULTI" in str(r[0]) and r[1] == b"OK",
+              "blocked plan in MULTI %r" % r)
+        e = err(c.eval, "return redis.call('RBF.RESERVE', KEYS[1], 'ERROR_RATE', '0.01', 'MEMORY', '1000', "
+                "'LAYOUT', 'blocked')", 1, "luablk")
+        check("inside MULTI or a script" in e, "blocked plan in Lua: %r" % e)
         # maxmemory refuses reservations larger than what is left
         c.config_set("maxmemory", 30 << 20)
         for args in (["BITS", 8 << 30, "HASHES", 3, "SIGMA", 1000],

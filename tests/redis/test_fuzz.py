@@ -21,8 +21,9 @@ CMDS = ["RBF.RESERVE", "RBF.ADD", "RBF.MADD", "RBF.EXISTS", "RBF.MEXISTS", "RBF.
 WORDS = ["ERROR_RATE", "MEMORY", "CAPACITY", "BITS", "HASHES", "SIGMA", "MESSAGES", "PHASES",
          "HASHING", "RECYCLE", "SEED", "ITEMS", "NOCREATE", "ERROR", "EXPANSION", "NONSCALING",
          "colliding", "non-colliding", "retaining", "non-retaining", "bits", "fill", "model_fp",
-         "memory", "CAPACITY", "SIZE", "FILTERS", "hashes", "error_rate", "Items"]
-KEYS = ["f1", "f2", "f3", "f4", "str", "list", "missing", "restore"]
+         "memory", "CAPACITY", "SIZE", "FILTERS", "hashes", "error_rate", "Items", "LAYOUT",
+         "flat", "blocked", "Layout", "layout"]
+KEYS = ["f1", "f2", "f3", "f4", "f5", "str", "list", "missing", "restore"]
 
 
 def number(rng):
@@ -72,6 +73,9 @@ def vector(rng, images):
              rng.choice(["100", "1000", "5000", "20000", "1000000000000", "10000000000000"])]])
         form += rng.choice([[], ["PHASES", "2"], ["SEED", number(rng)], ["HASHING", "non-colliding"],
                             ["RECYCLE", "retaining"]])
+        if rng.random() < 0.3:
+            form += ["LAYOUT", rng.choice(["blocked", "blocked", "flat", "BLOCKED", "square",
+                                           number(rng)])]
         tail = args[:1] if rng.random() < 0.2 else []
         args = form + (["ITEMS"] + args[:3] if cmd == "RBF.INSERT" else tail)
     elif rng.random() < 0.3 and cmd.endswith("RESERVE"):
@@ -122,7 +126,7 @@ def main():
                      args=["--maxmemory", "200mb", "--maxmemory-policy", "noeviction"])
         c = s.client()
         c.response_callbacks = {}  # raw replies
-        errors = created = restores = 0
+        errors = created = restores = blocked = 0
         seen_errors = set()
         images = []
         for i in range(N):
@@ -136,8 +140,11 @@ def main():
                 c.execute_command("BF.ADD", "f3", "x")
                 c.execute_command("RBF.RESERVE", "f4", "BITS", 40000, "HASHES", 3, "SIGMA", 9000)
                 c.execute_command("RBF.MADD", "f4", *["i%d" % j for j in range(i // 100, i // 100 + 500)])
+                c.execute_command("RBF.RESERVE", "f5", "BITS", 20480, "HASHES", 4, "SIGMA", 5000,
+                                  "PHASES", 2, "LAYOUT", "blocked")
+                c.execute_command("RBF.MADD", "f5", *["i%d" % j for j in range(i // 100, i // 100 + 300)])
                 seqs = []
-                for src in ("f1", "f4"):
+                for src in ("f1", "f4", "f5"):
                     cur, seq = 0, []
                     while True:
                         cur, data = c.execute_command("RBF.SCANDUMP", src, cur)
@@ -145,7 +152,7 @@ def main():
                             break
                         seq.append((cur, data))
                     seqs.append(seq)
-                images = seqs[0] + seqs[1]
+                images = seqs[0] + seqs[1] + seqs[2]
             if rng.random() < 0.02:
                 # a whole restore, in order, perhaps damaged, cut short or
                 # with a chunk repeated
@@ -170,6 +177,11 @@ def main():
                     errors += 1
                 else:
                     created += v[0] in ("RBF.RESERVE", "BF.RESERVE") and r == b"OK"
+                    blocked += (v[0] in ("RBF.RESERVE", "RBF.INSERT") and r is not ERROR and
+                                any(isinstance(a, str) and a.lower() == "blocked" for a in v) and
+                                len(v) > 1 and c.execute_command("EXISTS", v[1]) == 1 and
+                                c.execute_command("TYPE", v[1]) == b"rbf-filtr" and
+                                c.execute_command("RBF.INFO", v[1], "layout") == b"blocked")
                     restores += v[0] == "RBF.LOADCHUNK" and r == b"OK" and v is vs[-1] and len(vs) > 1
             if i % 500 == 0:
                 check(c.execute_command("PING") in (b"PONG", True), "PING")
@@ -186,9 +198,11 @@ def main():
         check(c.execute_command("DEBUG", "DIGEST") == d, "reload changed the dataset")
         if "-v" in sys.argv:
             print("\n".join(sorted(seen_errors)))
-        print("%d vectors, %d error replies of %d kinds, %d reservations made, %d whole "
-              "restores accepted; server up, dataset reloads identical"
-              % (N, errors, len(seen_errors), created, restores))
+        print("%d vectors, %d error replies of %d kinds, %d reservations made (%d blocked "
+              "ones written to), %d whole restores accepted; server up, dataset reloads identical"
+              % (N, errors, len(seen_errors), created, blocked, restores))
+        check(blocked >= 3, "too few LAYOUT blocked reservations took effect (%d)" % blocked)
+        check(any("LAYOUT" in e for e in seen_errors), "no LAYOUT error seen")
         check(restores >= 10, "too few restores completed (%d)" % restores)
         check(created >= 20, "too few reservations succeeded (%d)" % created)
         check(any("maxmemory" in e for e in seen_errors), "no reservation refused by maxmemory")

@@ -21,7 +21,12 @@ def populate(c, rng):
                       "HASHING", "non-colliding")
     c.execute_command("RBF.RESERVE", "pl", "ERROR_RATE", "0.001", "MEMORY", 20000)
     c.execute_command("BF.ADD", "bf", "first")
-    for k in ("s1", "s2", "n1", "pl", "bf"):
+    # the blocked layout: explicit two-phase, and planned (version 2 images)
+    c.execute_command("RBF.RESERVE", "bl", "BITS", 3 << 15, "HASHES", 4, "SIGMA", 9000, "PHASES", 2,
+                      "LAYOUT", "blocked", "HASHING", "non-colliding")
+    c.execute_command("RBF.RESERVE", "blp", "ERROR_RATE", "0.001", "MEMORY", 20000, "LAYOUT",
+                      "blocked")
+    for k in ("s1", "s2", "n1", "pl", "bf", "bl", "blp"):
         items = ["%s-%d" % (k, rng.randrange(20000)) for _ in range(12000)]
         for i in range(0, len(items), 500):
             c.execute_command("RBF.MADD", k, *items[i:i + 500])
@@ -34,7 +39,14 @@ def populate(c, rng):
     c.execute_command("RBF.LOADCHUNK", "part", cur, data)
 
 
-KEYS = ("s1", "s2", "n1", "pl", "bf", "src", "part")
+KEYS = ("s1", "s2", "n1", "pl", "bf", "bl", "blp", "src", "part")
+BLOCKED = ("bl", "blp")
+
+
+def layouts(c):
+    got = {k: info_dict(c, k)["layout"] for k in KEYS if k != "part"}
+    want = {k: b"blocked" if k in BLOCKED else b"flat" for k in got}
+    check(got == want, "INFO layout %r" % got)
 
 
 def digests(c):
@@ -68,10 +80,12 @@ def main():
         c = s.client()
         populate(c, rng)
         d0, m0 = digests(c), models(c)
+        layouts(c)
         # 1. DEBUG RELOAD
         check(c.execute_command("DEBUG", "RELOAD") == b"OK", "reload")
         check(digests(c) == d0, "DEBUG RELOAD changed a digest")
         check(models(c) == m0, "DEBUG RELOAD changed model values")
+        layouts(c)
         print("DEBUG RELOAD: digests equal")
         # 2. restart from RDB
         c.execute_command("SAVE")
@@ -81,6 +95,7 @@ def main():
         check(c.dbsize() == len(KEYS), "keys after RDB restart")
         check(digests(c) == d0, "restart from RDB changed a digest")
         check(models(c) == m0, "restart from RDB changed model values")
+        layouts(c)
         print("RDB restart: digests equal")
         # 3. AOF: turn it on (a rewrite writes the base), write more, rewrite
         # again, write more, restart from the AOF alone.
@@ -100,6 +115,9 @@ def main():
         # a planned reservation goes to the AOF as the explicit form with its seed
         c.execute_command("RBF.RESERVE", "aofplan", "ERROR_RATE", "0.01", "CAPACITY", "2000")
         c.execute_command("RBF.MADD", "aofplan", *["p%d" % i for i in range(3000)])
+        c.execute_command("RBF.RESERVE", "aofblk", "ERROR_RATE", "0.01", "CAPACITY", "2000",
+                          "layout", "BLOCKED")
+        c.execute_command("RBF.MADD", "aofblk", *["p%d" % i for i in range(3000)])
         incr = b""
         for f in os.listdir(os.path.join(s.dir, "appendonlydir")):
             if ".incr." in f:
@@ -113,7 +131,15 @@ def main():
               and b"ERROR_RATE" not in words and b"CAPACITY" not in words,
               "AOF holds the explicit reservation: %r" % words[:16])
         print("AOF: " + " ".join(w.decode() for w in words[:16]))
+        i = incr.find(b"aofblk")
+        cmd = incr[incr.rfind(b"*", 0, i - 20):i + 400].split(b"\r\n")
+        words = [w.upper() for w in cmd[2::2]]
+        check(words[0] == b"RBF.RESERVE" and b"SEED" in words and b"SIGMA" in words
+              and words[words.index(b"LAYOUT") + 1] == b"BLOCKED" and b"CAPACITY" not in words,
+              "AOF holds the explicit blocked reservation: %r" % words[:18])
+        print("AOF: " + " ".join(w.decode() for w in words[:18]))
         aofplan = c.execute_command("DEBUG", "DIGEST-VALUE", "aofplan")
+        aofblk = c.execute_command("DEBUG", "DIGEST-VALUE", "aofblk")
         d1, m1 = digests(c), models(c)
         check(d1["s1"] != d0["s1"] and d1["s2"] != d0["s2"], "the writes changed the filters")
         base = [f for f in os.listdir(os.path.join(s.dir, "appendonlydir")) if ".base." in f]
@@ -133,7 +159,10 @@ def main():
         check(digests(c) == d1, "restart from the AOF changed a digest")
         check(c.execute_command("DEBUG", "DIGEST-VALUE", "aofplan") == aofplan,
               "the planned reservation replayed from the AOF differs")
+        check(c.execute_command("DEBUG", "DIGEST-VALUE", "aofblk") == aofblk,
+              "the planned blocked reservation replayed from the AOF differs")
         check(models(c) == m1, "restart from the AOF changed model values")
+        layouts(c)
         print("AOF restart after rewrite: digests equal (%d RBF.LOADCHUNK in the base)" % n_chunks)
         # 4. the incomplete restore completes after all that
         chunks = dump(c, "src")
@@ -145,7 +174,7 @@ def main():
         # 5. SCANDUMP/LOADCHUNK to another server, image identical
         t = h.server("b", module_args=mod)
         ct = t.client()
-        for k in ("s1", "s2", "n1", "pl", "bf"):
+        for k in ("s1", "s2", "n1", "pl", "bf", "bl", "blp"):
             for cur, data in dump(c, k):
                 check(ct.execute_command("RBF.LOADCHUNK", k, cur, data) == b"OK", "loadchunk")
             check(ct.execute_command("DEBUG", "DIGEST-VALUE", k) ==

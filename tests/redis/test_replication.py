@@ -2,7 +2,7 @@
 writes, one attached after them by a full sync) holds the same digest as
 its primary for every key, including planned reservations (sized on a
 worker thread; they replicate as the explicit form with the seed they
-drew), reservations inside MULTI and Lua, RBF.INSERT and BF.ADD creating
+drew; planned blocked ones with LAYOUT blocked), reservations inside MULTI and Lua, RBF.INSERT and BF.ADD creating
 keys, RECYCLE and LOADCHUNK."""
 import sys
 
@@ -32,6 +32,10 @@ def main():
         pc.execute_command("RBF.RESERVE", "planned2", "error_rate", "0.001", "memory", "65536",
                            "PHASES", "2")
         pc.execute_command("RBF.RESERVE", "explicit", "BITS", 100000, "HASHES", 5, "SIGMA", 30000)
+        pc.execute_command("RBF.RESERVE", "plblk", "ERROR_RATE", "0.01", "CAPACITY", "20000",
+                           "LAYOUT", "blocked")
+        pc.execute_command("RBF.INSERT", "plblk2", "LAYOUT", "blocked", "ERROR_RATE", "0.005",
+                           "MEMORY", "30000", "ITEMS", "a", "b")
         pc.execute_command("RBF.INSERT", "ins", "ERROR_RATE", "0.02", "CAPACITY", "3000", "ITEMS",
                            "a", "b", "c")
         pc.execute_command("RBF.INSERT", "ins2", "BITS", 5000, "HASHES", 2, "MESSAGES", 900,
@@ -45,8 +49,8 @@ def main():
         tx.execute()
         pc.eval("return redis.call('RBF.RESERVE', KEYS[1], 'ERROR_RATE', '0.05', 'MEMORY', '4096')",
                 1, "inlua")
-        for k in ("planned", "planned2", "explicit", "ins", "ins2", "bfauto", "bfins", "bfres",
-                  "inmulti", "inlua"):
+        for k in ("planned", "planned2", "explicit", "plblk", "plblk2", "ins", "ins2", "bfauto",
+                  "bfins", "bfres", "inmulti", "inlua"):
             items = ["%s-%d" % (k, i % 7000) for i in range(15000)]
             for i in range(0, len(items), 1000):
                 pc.execute_command("RBF.MADD", k, *items[i:i + 1000])
@@ -59,13 +63,17 @@ def main():
                 break
             pc.execute_command("RBF.LOADCHUNK", "copied", cur, data)
         keys = [k.decode() for k in pc.keys("*")]
-        check(len(keys) == 11, "keys %r" % keys)
+        check(len(keys) == 13, "keys %r" % keys)
         wait_until(lambda: synced(pc, rc1), what="replica 1 offset")
         dp = digests(pc, keys)
         check(digests(rc1, keys) == dp, "replica 1 digests differ:\n%r\n%r" % (digests(rc1, keys), dp))
         check(pc.execute_command("DEBUG", "DIGEST") == rc1.execute_command("DEBUG", "DIGEST"),
               "dataset digest")
         check(info_dict(rc1, "planned")["bits"] == info_dict(pc, "planned")["bits"], "planned size")
+        for k in ("plblk", "plblk2"):
+            ip, ir = info_dict(pc, k), info_dict(rc1, k)
+            check(ip["layout"] == ir["layout"] == b"blocked" and ip["bits"] == ir["bits"]
+                  and ip["sigma"] == ir["sigma"], "%s on the replica: %r" % (k, ir))
         print("replica attached before the writes: %d digests equal" % len(keys))
         # a replica attached afterwards gets everything by a full sync (RDB)
         r2 = h.server("replica2", module_args=mod, args=["--replicaof", "127.0.0.1", str(p.port)])
