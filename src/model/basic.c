@@ -135,7 +135,30 @@ int rbf_model_k1_closed_form(uint64_t bits, uint64_t sigma, double *fp)
 
 /* Gauss-Legendre nodes and weights on [-1, 1] (Newton on P_n; the
  * asymptotic, fast N-bounded and blocked models share it). */
+static void gauss_legendre_compute(unsigned n, double *x, double *w);
+
+/* The rule is asked for again and again with the same n (once per
+ * integral: thousands of times in a blocked plan), and Newton's iteration
+ * may run its 100 steps when the last update flips an ulp: the last n's
+ * nodes and weights are kept, per thread, and copied. */
+#define GL_CACHE_MAX 64u
 void rbf__model_gauss_legendre(unsigned n, double *x, double *w)
+{
+    static _Thread_local unsigned cn;
+    static _Thread_local double cx[GL_CACHE_MAX], cw[GL_CACHE_MAX];
+    if (n > GL_CACHE_MAX) {
+        gauss_legendre_compute(n, x, w);
+        return;
+    }
+    if (cn != n) {
+        gauss_legendre_compute(n, cx, cw);
+        cn = n;
+    }
+    memcpy(x, cx, n * sizeof *x);
+    memcpy(w, cw, n * sizeof *w);
+}
+
+static void gauss_legendre_compute(unsigned n, double *x, double *w)
 {
     const double pi = 3.14159265358979323846;
     for (unsigned i = 0; i < (n + 1) / 2; i++) {

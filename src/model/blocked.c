@@ -748,6 +748,7 @@ typedef struct blk_ctx {
     int use_c; /* the block variable: 1 bit-setting count c, 0 set bits b */
     wwin pw;
     double *y, *z;
+    double *cdf; /* W + 2 values of the others' distribution function (in z's allocation) */
     fftws ws;
     const rbf_model_params *p;
 } blk_ctx;
@@ -988,12 +989,13 @@ static int ctx_init(blk_ctx *x, const rbf_model_params *p, unsigned W, uint64_t 
     x->exact = mode == RBF__BLK_AUTO ? (B <= RBF__BLK_EXACT_MAX || near_top)
                                      : mode == RBF__BLK_EXACT;
     x->y = rbf__calloc((size_t)W + 1, sizeof *x->y);
-    x->z = rbf__calloc((size_t)W + 1, sizeof *x->z);
+    x->z = rbf__calloc(2 * ((size_t)W + 1) + 1, sizeof *x->z);
     if (!x->y || !x->z) {
         rbf__free(x->y);
         rbf__free(x->z);
         return RBF_ENOMEM;
     }
+    x->cdf = x->z + W + 1;
     int rc = chain_init(&x->ch, W, p->hashes, (p->hashing == RBF_NON_COLLIDING), use_c);
     if (rc) {
         rbf__free(x->y);
@@ -1180,11 +1182,17 @@ static int sigma_integrand(blk_ctx *x, double t, const void *argp, double *vals)
     model_sum s[5];
     for (int j = 0; j < 5; j++)
         msum_init(&s[j]);
+    /* cdf[j] = P(others <= S - j): c1 at b is cdf[b], c0 is cdf[b + 1] */
+    double *cdf = x->cdf;
+    for (unsigned j = 0; j <= W + 1; j++)
+        cdf[j] = j == 0 || x->y[j - 1] != 0.0 || (j <= W && x->y[j] != 0.0)
+                     ? sd_cdf(&sy, S - (int64_t)j)
+                     : 0.0;
     for (unsigned b = 0; b <= W; b++) {
         double yb = x->y[b];
         if (yb == 0.0)
             continue;
-        double c1 = sd_cdf(&sy, S - (int64_t)b), c0 = sd_cdf(&sy, S - 1 - (int64_t)b);
+        double c1 = cdf[b], c0 = cdf[b + 1];
         msum_add(&s[0], yb * c1);
         msum_add(&s[1], yb * c0);
         msum_add(&s[2], yb * x->ch.rho[b] * c1);
@@ -1380,14 +1388,52 @@ static int plan_k(uint64_t bits, unsigned k, double eps, const rbf_plan_options 
     }
     if (!lo)
         return RBF_OK; /* not even sigma = k */
-    while (hi && hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if ((rc = plan_eval(bits, k, o, mid, &r)))
+    /* Narrow [lo, hi] to adjacent integers.  The rate is smooth and
+     * increasing in sigma, so the point where log(fp / eps) crosses zero is
+     * interpolated between the ends (regula falsi, with the Illinois rule:
+     * an end kept twice in a row has its value halved), with a bisection
+     * step whenever the bracket did not halve over two steps: about ten
+     * model evaluations at 2^40 bits instead of forty.  The bracket's
+     * invariant (lo feasible, hi not) is the bisection's, so the answer is
+     * the same largest feasible sigma. */
+    if (hi && hi - lo > 1) {
+        rbf_model_blocked_two_phase_result rl, rh;
+        if ((rc = plan_eval(bits, k, o, lo, &rl)) || (rc = plan_eval(bits, k, o, hi, &rh)))
             return rc;
-        if (r.fp <= eps)
-            lo = mid;
-        else
-            hi = mid;
+        double le = log(eps);
+        double glo = rl.fp > 0.0 ? log(rl.fp) - le : -1e300;
+        double ghi = rh.fp > 0.0 ? log(rh.fp) - le : 1e300;
+        int side = 0;
+        uint64_t width2 = hi - lo;
+        unsigned nstep = 0;
+        while (hi - lo > 1) {
+            uint64_t mid;
+            if (++nstep % 3 == 0 && (hi - lo) * 2 > width2) {
+                mid = lo + (hi - lo) / 2; /* slow: bisect */
+            } else {
+                double fr = glo > -1e299 && ghi < 1e299 && ghi > glo ? -glo / (ghi - glo) : 0.5;
+                double x = (double)lo + fr * (double)(hi - lo);
+                mid = x <= (double)lo + 1.0 ? lo + 1 : x >= (double)hi - 1.0 ? hi - 1 : (uint64_t)(x + 0.5);
+            }
+            if (nstep % 3 == 0)
+                width2 = hi - lo;
+            if ((rc = plan_eval(bits, k, o, mid, &r)))
+                return rc;
+            double g = r.fp > 0.0 ? log(r.fp) - le : -1e300;
+            if (r.fp <= eps) {
+                lo = mid;
+                glo = g;
+                if (side == -1)
+                    ghi *= 0.5;
+                side = -1;
+            } else {
+                hi = mid;
+                ghi = g;
+                if (side == 1)
+                    glo *= 0.5;
+                side = 1;
+            }
+        }
     }
     if ((rc = plan_eval(bits, k, o, lo, &r)))
         return rc;
