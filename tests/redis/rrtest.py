@@ -158,6 +158,16 @@ def info_dict(client, key):
     return {raw[i].decode(): raw[i + 1] for i in range(0, len(raw), 2)}
 
 
+def scandump(client, key):
+    """The whole RBF.SCANDUMP of key: a list of (cursor, chunk)."""
+    out, cur = [], 0
+    while True:
+        cur, data = client.execute_command("RBF.SCANDUMP", key, cur)
+        if cur == 0:
+            return out
+        out.append((cur, data))
+
+
 def check(cond, msg):
     if not cond:
         raise AssertionError(msg)

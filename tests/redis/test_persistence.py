@@ -8,7 +8,7 @@ import os
 import random
 import sys
 
-from rrtest import Harness, Server, check, info_dict, wait_until
+from rrtest import Harness, Server, check, info_dict, scandump, wait_until
 
 CHUNK = 1024
 
@@ -61,15 +61,6 @@ def models(c):
                what="model values")
     return {k: (info_dict(c, k)["model_fp"], info_dict(c, k)["model_messages_per_cycle"])
             for k in KEYS if k != "part"}
-
-
-def dump(c, key):
-    img, cur = [], 0
-    while True:
-        cur, data = c.execute_command("RBF.SCANDUMP", key, cur)
-        if cur == 0:
-            return img
-        img.append((cur, data))
 
 
 def main():
@@ -165,7 +156,7 @@ def main():
         layouts(c)
         print("AOF restart after rewrite: digests equal (%d RBF.LOADCHUNK in the base)" % n_chunks)
         # 4. the incomplete restore completes after all that
-        chunks = dump(c, "src")
+        chunks = scandump(c, "src")
         for cur, data in chunks[2:]:
             c.execute_command("RBF.LOADCHUNK", "part", cur, data)
         check(c.execute_command("DEBUG", "DIGEST-VALUE", "part") ==
@@ -175,15 +166,15 @@ def main():
         t = h.server("b", module_args=mod)
         ct = t.client()
         for k in ("s1", "s2", "n1", "pl", "bf", "bl", "blp"):
-            for cur, data in dump(c, k):
+            for cur, data in scandump(c, k):
                 check(ct.execute_command("RBF.LOADCHUNK", k, cur, data) == b"OK", "loadchunk")
             check(ct.execute_command("DEBUG", "DIGEST-VALUE", k) ==
                   c.execute_command("DEBUG", "DIGEST-VALUE", k), "copied %s differs" % k)
-            check([x for _, x in dump(ct, k)] == [x for _, x in dump(c, k)], "images differ")
+            check([x for _, x in scandump(ct, k)] == [x for _, x in scandump(c, k)], "images differ")
         print("SCANDUMP/LOADCHUNK copy: digests and images equal")
         # 6. a corrupted chunk (one bit flipped in the bits) is refused and
         # leaves no usable key
-        chunks = dump(c, "s1")
+        chunks = scandump(c, "s1")
         cur, data = chunks[3]
         bad = bytearray(data)
         bad[100] ^= 4

@@ -14,7 +14,7 @@ import sys
 
 import redis
 
-from rrtest import Harness, check, info_dict
+from rrtest import Harness, check, info_dict, scandump
 
 CHUNK = 1024
 
@@ -32,15 +32,6 @@ FILTERS = [
     ("flat-pages", ["BITS", 1 << 23, "HASHES", 3, "SIGMA", 1 << 22], 8, None),
     ("blocked-pages", ["BITS", 1 << 23, "HASHES", 3, "SIGMA", 1 << 22, "LAYOUT", "blocked"], 8, None),
 ]
-
-
-def plain_dump(c, key):
-    out, cur = [], 0
-    while True:
-        cur, data = c.execute_command("RBF.SCANDUMP", key, cur)
-        if cur == 0:
-            return out
-        out.append((cur, data))
 
 
 def load(c, key, chunks):
@@ -100,7 +91,7 @@ def main():
             check(x("DEBUG", "DIGEST-VALUE", name + ".copy")[0] == digest0,
                   "%s: the dump is not the filter at cursor 0" % name)
             # ... and equals a dump of that state taken with no writes
-            again = plain_dump(c, name + ".copy")
+            again = scandump(c, name + ".copy")
             check([d for _, d in again] == [d for _, d in chunks], "%s: images differ" % name)
             check(info["memory"] < mem_peak, "%s: memory %d after the dump, peak %d during it"
                   % (name, info["memory"], mem_peak))
