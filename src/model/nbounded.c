@@ -307,8 +307,18 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
         }
     }
 
-    /* exact: unconditioned propagation; E[rho(B_n)] for n = 0..N */
+    /* exact worst and oracle: one value above RBF_MODEL_AUTO_EXACT_BITS
+     * (auto) or always (asymptotic) by the fast method (nexact.c); the
+     * propagation below when its error estimate says no */
     bdist d;
+    if (!curve && rbf__model_use_asym(p)) {
+        rc = rbf__nexact_fast(p, N, &last->exact_worst, &last->exact_oracle, &last->saturated_at,
+                              NULL);
+        if (rc < 0)
+            return rc;
+        if (rc == RBF_OK)
+            goto real_user;
+    }
     rc = bdist_init(&d, M, k, (p->hashing == RBF_NON_COLLIDING));
     if (rc)
         return rc;
@@ -346,6 +356,7 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
         *last = curve[N - 1];
     bdist_free(&d);
 
+real_user:
     /* exact real user: steps conditioned on setting a bit */
     rc = bdist_init(&d, M, k, (p->hashing == RBF_NON_COLLIDING));
     if (rc)
