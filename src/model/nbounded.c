@@ -316,8 +316,26 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
                               NULL);
         if (rc < 0)
             return rc;
-        if (rc == RBF_OK)
+        if (rc == RBF_OK) {
+            /* Real user, light load.  With T_N the messages of a cycle and
+             * C_n the bit-setting ones among the first n, optional stopping
+             * gives E_fp = sum_n E[rho(B_n); C_n < N] = N exact_oracle + D,
+             * D = E[sum_{N <= n < T_N} rho(B_n)].  Every message before the
+             * N-th bit-setting one finds at most min(M, (N-1)k) bits set, so
+             * 0 <= D <= rmax E_fp, rmax = rho(min(M, (N-1)k)):
+             * N o <= E_fp <= N o / (1 - rmax).  The midpoint is within
+             * rmax/2 (relative) of E_fp, and exact_real = E_fp/(N + E_fp)
+             * moves less than E_fp does. */
+            uint64_t top = N - 1 > (M - 1) / k ? M : (N - 1) * k;
+            double rmax = rbf__model_rho(M, k, p->hashing == RBF_NON_COLLIDING, top);
+            if (rmax <= RBF__NEXACT_REAL_RMAX) {
+                double E = (double)N * last->exact_oracle;
+                E *= 1.0 + 0.5 * rmax / (1.0 - rmax);
+                last->exact_real = model_clamp01(E / ((double)N + E));
+                return RBF_OK;
+            }
             goto real_user;
+        }
     }
     rc = bdist_init(&d, M, k, (p->hashing == RBF_NON_COLLIDING));
     if (rc)

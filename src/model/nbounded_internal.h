@@ -35,6 +35,10 @@ double rbf__fa_fast(uint64_t M, unsigned k, uint64_t N);
  * propagated chain then.  *relerr (may be NULL) receives the estimate. */
 int rbf__nexact_fast(const rbf_model_params *p, uint64_t N, double *worst, double *oracle,
                      uint64_t *saturated_at, double *relerr);
+/* The real-user rate follows from the oracle sum when rho(min(M, (N-1)k))
+ * is at most this (nbounded.c): within half of it, relative. */
+#define RBF__NEXACT_REAL_RMAX 1e-10
+
 /* E[rho(B_n)] alone by the fast evaluator (tests), *relerr its estimate. */
 double rbf__nexact_term(const rbf_model_params *p, uint64_t n, double *relerr);
 
