@@ -274,6 +274,8 @@ static double nx_eval(const nx_ctx *c, double n, double *rel)
             lt += log(t - (double)i);
         double lv = lt + k * lphi + a * mean + lF - k * log(Db) + log(E) + log(Ksum);
         *rel = errsum + 1e-13 + 4e-16 * fabs(lv);
+        if (!(M - k - mean > 2.0 * (sc + k)) || !isfinite(lv) || !(*rel >= 0.0))
+            *rel = INFINITY; /* M too close to k for the expansions */
         return exp(lv);
     }
 
@@ -317,6 +319,8 @@ static double nx_eval(const nx_ctx *c, double n, double *rel)
     }
     double lv = lref + log(acc);
     *rel = eacc / acc + 1e-13 + 4e-16 * fabs(lv);
+    if (!isfinite(lv) || !(*rel >= 0.0))
+        *rel = INFINITY;
     return exp(lv);
 }
 
