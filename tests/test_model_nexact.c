@@ -210,11 +210,36 @@ static void test_huge(void **state)
         }
 }
 
+/* Past saturation (M q1^(N-1) < 1e-30) the real user's rate is 1 without
+ * the chain, as the chain says. */
+static void test_real_saturated(void **state)
+{
+    (void)state;
+    for (int nc = 0; nc < 2; nc++) {
+        rbf_model_params p = tu_model_params(4099, 4, nc, 0, RBF_MODEL_EXACT);
+        uint64_t N = 90000;
+        rbf_model_n_result e, f;
+        assert_int_equal(rbf_model_nbounded(&p, N, &e), RBF_OK);
+        p.method = RBF_MODEL_ASYMPTOTIC;
+        assert_int_equal(rbf_model_nbounded(&p, N, &f), RBF_OK);
+        printf("saturated %s: real %g / chain %g, worst %g / %g, oracle %.15g / %.15g, "
+               "saturated_at %llu / %llu\n",
+               nc ? "nc" : "c", f.exact_real, e.exact_real, f.exact_worst, e.exact_worst,
+               f.exact_oracle, e.exact_oracle, (unsigned long long)f.saturated_at,
+               (unsigned long long)e.saturated_at);
+        assert_true(e.saturated_at > 0 && f.saturated_at > 0);
+        assert_true(e.exact_real == 1.0 && f.exact_real == 1.0);
+        assert_true(rel(f.exact_oracle, e.exact_oracle) <= TOL);
+        assert_true(f.exact_worst == 1.0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_brute_tiny),
         cmocka_unit_test(test_real_light_load),
+        cmocka_unit_test(test_real_saturated),
         cmocka_unit_test(test_huge),
         cmocka_unit_test(test_fast_vs_chain_huge_m),
         cmocka_unit_test(test_fast_vs_chain_big),

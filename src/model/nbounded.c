@@ -326,6 +326,15 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
              * N o <= E_fp <= N o / (1 - rmax).  The midpoint is within
              * rmax/2 (relative) of E_fp, and exact_real = E_fp/(N + E_fp)
              * moves less than E_fp does. */
+            if (last->saturated_at) {
+                /* M q1^(N-1) < 1e-30: the chain conditioned on setting
+                 * bits is ahead of the unconditioned one (B'_c >= B_c on
+                 * the same messages), so its mass on a full filter is
+                 * above 1 - 1e-30 before N: every new message from there
+                 * on is a false positive, as the propagation says */
+                last->exact_real = 1.0;
+                return RBF_OK;
+            }
             uint64_t top = N - 1 > (M - 1) / k ? M : (N - 1) * k;
             double rmax = rbf__model_rho(M, k, p->hashing == RBF_NON_COLLIDING, top);
             if (rmax <= RBF__NEXACT_REAL_RMAX) {
