@@ -234,12 +234,62 @@ static void test_real_saturated(void **state)
     }
 }
 
+/* The real user at any load (potentials of the fill chain): against the
+ * propagation at 2^16 and 2^18 bits, where the neglected O((k/M)^2) terms
+ * are still above 1e-9 and the method refuses, its value must be within
+ * its own error estimate (and that estimate small, so the check bites);
+ * the estimate falls as 1/M^2 (docs), so above ~2^22 bits it accepts. */
+static void test_real_any_load(void **state)
+{
+    (void)state;
+    static const unsigned ks[] = {2, 5, 12};
+    static const double fill[] = {0.3, 0.7, 2.0};
+    const uint64_t Ms[] = {(uint64_t)1 << 16, (uint64_t)1 << 18};
+    const unsigned nm = tu_shrink() > 1 ? 1u : 2u;
+    for (unsigned mi = 0; mi < nm; mi++)
+        for (int nc = 0; nc < 2; nc++)
+            for (unsigned ki = 0; ki < 3; ki++)
+                for (unsigned fi = 0; fi < 3; fi++) {
+                    uint64_t M = Ms[mi];
+                    unsigned k = ks[ki];
+                    if (mi == 1 && (fi != 1 || k == 2))
+                        continue;
+                    uint64_t N = (uint64_t)(fill[fi] * (double)M / k);
+                    rbf_model_params p = tu_model_params(M, k, nc, 0, RBF_MODEL_EXACT);
+                    rbf_model_n_result e;
+                    assert_int_equal(rbf_model_nbounded(&p, N, &e), RBF_OK);
+                    double r = -1.0, re = -1.0;
+                    int rc = rbf__nreal_fast(&p, N, &r, &re);
+                    printf("real any load M=%llu k=%u %s N=%llu: %.15g / chain %.15g (%.1e), "
+                           "estimate %.1e, rc %d\n",
+                           (unsigned long long)M, k, nc ? "nc" : "c", (unsigned long long)N, r,
+                           e.exact_real, rel(r, e.exact_real), re, rc);
+                    assert_true(rc == RBF_OK || rc == 1);
+                    if (e.exact_real == 1.0) {
+                        assert_true(rc == 1 || r == 1.0);
+                        continue;
+                    }
+                    assert_true(rel(r, e.exact_real) <= re);
+                    assert_true(re <= 2e-5);
+                    if (rc == RBF_OK)
+                        assert_true(rel(r, e.exact_real) <= TOL);
+                }
+    /* past the bit-setting messages a filling takes: 1, as the chain */
+    rbf_model_params p = tu_model_params(65536, 7, 0, 0, RBF_MODEL_EXACT);
+    rbf_model_n_result e;
+    assert_int_equal(rbf_model_nbounded(&p, 60000, &e), RBF_OK);
+    double r = -1.0, re;
+    assert_int_equal(rbf__nreal_fast(&p, 60000, &r, &re), RBF_OK);
+    assert_true(e.exact_real == 1.0 && r == 1.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_brute_tiny),
         cmocka_unit_test(test_real_light_load),
         cmocka_unit_test(test_real_saturated),
+        cmocka_unit_test(test_real_any_load),
         cmocka_unit_test(test_huge),
         cmocka_unit_test(test_fast_vs_chain_huge_m),
         cmocka_unit_test(test_fast_vs_chain_big),

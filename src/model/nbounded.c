@@ -343,6 +343,15 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
                 last->exact_real = model_clamp01(E / ((double)N + E));
                 return RBF_OK;
             }
+            /* any load: the potentials of the fill chain (nexact.c) */
+            double rr;
+            rc = rbf__nreal_fast(p, N, &rr, NULL);
+            if (rc < 0)
+                return rc;
+            if (rc == RBF_OK) {
+                last->exact_real = rr;
+                return RBF_OK;
+            }
             goto real_user;
         }
     }
