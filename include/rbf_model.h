@@ -153,8 +153,9 @@ RBF_API int rbf_model_k1_closed_form(uint64_t bits, uint64_t sigma, double *fp);
  * exact_worst and exact_oracle come from a positive representation of the
  * occupancy moments in milliseconds at any M and N, within 1e-9 of the
  * propagation (the propagation runs when its own error estimate says no);
- * exact_real too when rho(min(M, (N-1)k)) <= 1e-10 or past saturation, and
- * by the propagation otherwise (docs/models.md 3b). */
+ * exact_real too when rho(min(M, (N-1)k)) <= 1e-10, past saturation, and
+ * from about 2^22 bits by the potentials of the fill chain when their error
+ * estimate allows; by the propagation otherwise (docs/models.md 3b). */
 typedef struct rbf_model_n_result {
     double f_w;          /* (1-(1-1/M)^{kN})^k: classic rate of the message after N */
     double f_o;          /* oracle lower bound: mean of f_w(i-1), i = 1..N */
