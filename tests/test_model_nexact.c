@@ -281,6 +281,14 @@ static void test_real_any_load(void **state)
     double r = -1.0, re;
     assert_int_equal(rbf__nreal_fast(&p, 60000, &r, &re), RBF_OK);
     assert_true(e.exact_real == 1.0 && r == 1.0);
+    /* just below a whole filling (about 24276 bit-setting messages at
+     * k = 7) the propagation has mass >= 1e-30 on a full filter and says
+     * 1: the fast method must not give a finite rate there */
+    assert_int_equal(rbf_model_nbounded(&p, 23800, &e), RBF_OK);
+    assert_true(e.exact_real == 1.0);
+    r = -1.0;
+    int rc = rbf__nreal_fast(&p, 23800, &r, &re);
+    assert_true(rc == 1 || r == 1.0);
 }
 
 int main(void)

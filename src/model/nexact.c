@@ -627,8 +627,8 @@ int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double 
     const double C = rbf__asym_C(M, k, nc);
     /* J(b) <= C (H_M - H_{M-b}) ~ C ln(M/(M-b)): b* >= M (1 - e^{-N/C}) */
     double bg = -Md * expm1(-(double)N / C);
-    if (!(bg < Md - 2.0))
-        return 1;
+    if (!(bg < 0.5 * Md))
+        bg = 0.5 * Md; /* N near or past a whole filling: checked below */
     uint64_t smin = (uint64_t)(0.9 * bg);
     model_asym a;
     int rc = rbf__asym_init(&a, M, k, nc, smin, p);
@@ -650,19 +650,24 @@ int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double 
         goto out;
     if (!(Jlo <= (double)N))
         goto out;
-    if (!(Jhi > (double)N)) {
-        /* N is past the bit-setting messages a filling takes (J at the
-         * top, mean): when it is past them by far more than their spread,
-         * the real user fills the filter within the cycle with
-         * probability 1 - o(1e-30), where the propagation says 1 */
-        double V = nr_var(&c, (double)hi);
-        if ((double)N - Jhi > 50.0 * sqrt(V) + 10.0 * ((double)k + 2.0)) {
+    /* Mass on a full filter (where the propagation says exact_real = 1).
+     * J(B'_c) - c is a martingale with steps below bmax = 2k + 2 (a
+     * message sets at most k bits, J' <= k+1 per level) and quadratic
+     * variation about V(top); by Freedman's inequality it passes J(top) -
+     * N above its mean with probability below 1e-32 once that gap is at
+     * least xneed (and likewise stays below it when N - J(top) >= xneed) */
+    double bmax = 2.0 * (double)k + 2.0, Vtop = nr_var(&c, (double)hi);
+    double xneed = 24.67 * bmax + sqrt(608.6 * bmax * bmax + 148.0 * Vtop);
+    if (!(Jhi - (double)N >= xneed)) {
+        if ((double)N - Jhi >= xneed) {
+            /* past a whole filling by far: the real user fills the
+             * filter within the cycle */
             *real = 1.0;
             if (relerr)
                 *relerr = 0.0;
             rc = RBF_OK;
         }
-        goto out;
+        goto out; /* in between: the propagation decides */
     }
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
@@ -697,7 +702,6 @@ int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double 
      * (M = 2^16 .. 2^20, k = 2 .. 12, both hashings): 32 (k+1)/(M-b) of it,
      * plus its quadrature, asym's sums (1e-12 of the sums) and the
      * interpolation between levels */
-    double sd = sqrt(V) * (Md - bs) / (C * oms); /* of B'_N in bits */
     double est = fabs(corr) * (32.0 * ((double)k + 1.0) / (Md - bs) + 1e-6) +
                  1e-12 * (Plo + fabs(Jlo) * rs / oms) +
                  fabs(Phi - Plo) * ((double)k + 1.0) / bs;
@@ -707,7 +711,7 @@ int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double 
     /* mass on a full filter (the propagation's exact_real = 1 there): keep
      * far from it */
     *real = model_clamp01(E / ((double)N + E));
-    if (!(Md - bs > 200.0 + 50.0 * sd) || !(rel <= NR_TOL) || !(E >= 0.0))
+    if (!(rel <= NR_TOL) || !(E >= 0.0))
         goto out;
     rc = RBF_OK;
 out:
