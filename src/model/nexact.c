@@ -25,6 +25,9 @@
  * estimate of its relative error (the last terms of every truncated series
  * plus rounding); the caller falls back to the propagated chain when the
  * accumulated estimate is not far below 1e-9.
+ *
+ * The real user (rbf__nreal_fast, further down) uses potentials of the
+ * fill chain and the renewal sums of asym.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -217,8 +220,8 @@ static double nc_K(const nx_ctx *c, double n, double t, double mean, double *err
     return Ksum;
 }
 
-/* E[rho(B_n)] at real n >= 1, and *rel: estimate of its relative error.
- * Returned as a log when *lg != NULL (value = exp(*lg)). */
+/* E[rho(B_n)] at real n >= 1, and *rel: estimate of its relative error
+ * (INFINITY where the expansions do not apply). */
 static double nx_eval(const nx_ctx *c, double n, double *rel)
 {
     const double M = c->Md, k = (double)c->k;
