@@ -138,17 +138,24 @@ RBF_API int rbf_model_k1_closed_form(uint64_t bits, uint64_t sigma, double *fp);
 
 /* N-bounded models at N bit-setting messages per cycle.  f_w, f_o and f_a
  * are the paper's formulas (colliding hashing, whatever p->non_colliding
- * says); the exact_* values follow p->non_colliding.  p->retaining and
- * p->method do not apply.  The exact values propagate the distribution of
- * set bits message by message over the window where it has mass above
- * 1e-30: O(N k W) time with W about 25 standard deviations of the number
+ * says); the exact_* values follow p->non_colliding.  p->retaining does
+ * not apply; p->method chooses how the exact values are computed (below).
+ * The exact values propagate the distribution of set bits message by
+ * message over the window where it has mass above 1e-30: O(N k W) time with W about 25 standard deviations of the number
  * of set bits (O(sqrt(M)) wide), O(W) memory.  exact_real is 1 when mass
  * reaches a full filter (every new message is then a false positive, and
  * a real user never counts to N).  Once every bit is set (the window has
  * moved to M) the rest is in closed form (saturated_at), so any N past
  * that answers at once.  f_o and f_a at one N > 2^22 (RBF_MODEL_AUTO) or
  * > 65536 (RBF_MODEL_ASYMPTOTIC) are summed by Euler-Maclaurin, O(k log N),
- * within 1e-9 of the O(N) scan (docs/models.md 3b). */
+ * within 1e-9 of the O(N) scan (docs/models.md 3b).  With
+ * RBF_MODEL_ASYMPTOTIC, or RBF_MODEL_AUTO above RBF_MODEL_AUTO_EXACT_BITS,
+ * exact_worst and exact_oracle come from a positive representation of the
+ * occupancy moments in milliseconds at any M and N, within 1e-9 of the
+ * propagation (the propagation runs when its own error estimate says no);
+ * exact_real too when rho(min(M, (N-1)k)) <= 1e-10, past saturation, and
+ * from about 2^22 bits by the potentials of the fill chain when their error
+ * estimate allows; by the propagation otherwise (docs/models.md 3b). */
 typedef struct rbf_model_n_result {
     double f_w;          /* (1-(1-1/M)^{kN})^k: classic rate of the message after N */
     double f_o;          /* oracle lower bound: mean of f_w(i-1), i = 1..N */

@@ -307,8 +307,54 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
         }
     }
 
-    /* exact: unconditioned propagation; E[rho(B_n)] for n = 0..N */
+    /* exact worst and oracle: one value above RBF_MODEL_AUTO_EXACT_BITS
+     * (auto) or always (asymptotic) by the fast method (nexact.c); the
+     * propagation below when its error estimate says no */
     bdist d;
+    if (!curve && rbf__model_use_asym(p)) {
+        rc = rbf__nexact_fast(p, N, &last->exact_worst, &last->exact_oracle, &last->saturated_at,
+                              NULL);
+        if (rc < 0)
+            return rc;
+        if (rc == RBF_OK) {
+            /* Real user, light load.  With T_N the messages of a cycle and
+             * C_n the bit-setting ones among the first n, optional stopping
+             * gives E_fp = sum_n E[rho(B_n); C_n < N] = N exact_oracle + D,
+             * D = E[sum_{N <= n < T_N} rho(B_n)].  Every message before the
+             * N-th bit-setting one finds at most min(M, (N-1)k) bits set, so
+             * 0 <= D <= rmax E_fp, rmax = rho(min(M, (N-1)k)):
+             * N o <= E_fp <= N o / (1 - rmax).  The midpoint is within
+             * rmax/2 (relative) of E_fp, and exact_real = E_fp/(N + E_fp)
+             * moves less than E_fp does. */
+            if (last->saturated_at) {
+                /* M q1^(N-1) < 1e-30: the chain conditioned on setting
+                 * bits is ahead of the unconditioned one (B'_c >= B_c on
+                 * the same messages), so its mass on a full filter is
+                 * above 1 - 1e-30 before N: every new message from there
+                 * on is a false positive, as the propagation says */
+                last->exact_real = 1.0;
+                return RBF_OK;
+            }
+            uint64_t top = N - 1 > (M - 1) / k ? M : (N - 1) * k;
+            double rmax = rbf__model_rho(M, k, p->hashing == RBF_NON_COLLIDING, top);
+            if (rmax <= RBF__NEXACT_REAL_RMAX) {
+                double E = (double)N * last->exact_oracle;
+                E *= 1.0 + 0.5 * rmax / (1.0 - rmax);
+                last->exact_real = model_clamp01(E / ((double)N + E));
+                return RBF_OK;
+            }
+            /* any load: the potentials of the fill chain (nexact.c) */
+            double rr;
+            rc = rbf__nreal_fast(p, N, &rr, NULL);
+            if (rc < 0)
+                return rc;
+            if (rc == RBF_OK) {
+                last->exact_real = rr;
+                return RBF_OK;
+            }
+            goto real_user;
+        }
+    }
     rc = bdist_init(&d, M, k, (p->hashing == RBF_NON_COLLIDING));
     if (rc)
         return rc;
@@ -346,6 +392,7 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
         *last = curve[N - 1];
     bdist_free(&d);
 
+real_user:
     /* exact real user: steps conditioned on setting a bit */
     rc = bdist_init(&d, M, k, (p->hashing == RBF_NON_COLLIDING));
     if (rc)

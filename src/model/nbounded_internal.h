@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "rbf_model.h"
+
 /* f_w(0), f_w(1), ... in O(1) each (two recurrences, resynchronised with
  * exp/expm1 every 64 terms, so the relative error stays ~1e-14). */
 typedef struct fw_iter {
@@ -26,5 +28,23 @@ double rbf__fw_iter_next(fw_iter *it); /* returns f_w(i), then i++ */
 /* f_o(N) and f_a(N) at any N by Euler-Maclaurin (nfast.c): O(k log N). */
 double rbf__fo_fast(uint64_t M, unsigned k, uint64_t N);
 double rbf__fa_fast(uint64_t M, unsigned k, uint64_t N);
+
+/* exact_worst and exact_oracle at N by the fast method (nexact.c), any M
+ * and N, O(k) to O(k^2) per term, milliseconds in all.  Returns 1 (nothing
+ * usable) when its own error estimate is not below 1e-11 relative: run the
+ * propagated chain then.  *relerr (may be NULL) receives the estimate. */
+int rbf__nexact_fast(const rbf_model_params *p, uint64_t N, double *worst, double *oracle,
+                     uint64_t *saturated_at, double *relerr);
+/* The real-user rate follows from the oracle sum when rho(min(M, (N-1)k))
+ * is at most this (nbounded.c): within half of it, relative. */
+#define RBF__NEXACT_REAL_RMAX 1e-10
+
+/* exact_real at any load by the potentials of the fill chain (nexact.c):
+ * returns 1 when not applicable or its error estimate is above 2e-10
+ * (*real and *relerr are still written when it could compute them). */
+int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double *relerr);
+
+/* E[rho(B_n)] alone by the fast evaluator (tests), *relerr its estimate. */
+double rbf__nexact_term(const rbf_model_params *p, uint64_t n, double *relerr);
 
 #endif

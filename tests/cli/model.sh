@@ -106,6 +106,30 @@ ARGS="--bits 1000 --hashes 3 --messages 1T"
 expect_ok $ARGS
 CHECKS=$((CHECKS + 1))
 grep -q "^saturated          from n = 25316" "$OUT" || bad "$ARGS: no saturation line"
+# the fast exact N-bounded rates (auto above 2^22 bits) = the propagation
+# (--method exact) where that is cheap (light load), both hashings
+for h in colliding non-colliding; do
+  ARGS="--bits 8Mi --hashes 8 --messages 2000 --hashing $h --json"
+  expect_ok $ARGS --method exact; cp "$OUT" "$OUT.exact"
+  expect_ok $ARGS
+  CHECKS=$((CHECKS + 1))
+  python3 -c "
+import json; e = json.load(open('$OUT.exact')); f = json.load(open('$OUT'))
+for k in ('exact_worst', 'exact_oracle', 'exact_real'):
+    assert abs(f[k] / e[k] - 1) <= 1e-9, (k, f[k], e[k])
+" || bad "$ARGS: fast != exact"
+done
+# 10^12 messages at 2^44 bits answer (the propagation would take hours):
+# Jensen (exact_worst >= f_w, exact_oracle >= f_o) and E_fp >= N oracle
+ARGS="--bits 16Ti --hashes 7 --messages 1T --json"
+expect_ok $ARGS
+CHECKS=$((CHECKS + 1))
+python3 -c "
+import json; d = json.load(open('$OUT'))
+assert d['exact_worst'] >= d['f_w'] * (1 - 1e-12) and d['exact_oracle'] >= d['f_o'] * (1 - 1e-12), d
+o = d['exact_oracle']
+assert o / (1 + o) <= d['exact_real'] < d['exact_worst'], d
+" || bad "$ARGS: 10^12 messages"
 # sampled curves at any size; a full curve of 2^39 rows needs --force
 ARGS="--bits 1Ti --hashes 8 --sigma 512Gi --curve --points 5"
 expect_ok $ARGS
