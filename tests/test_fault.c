@@ -385,11 +385,20 @@ static int curve_compute(int which, double *out)
             out[0] = r.fp;
         break;
     }
-    default: {
+    case 4: {
         rbf_model_n_result r;
         rc = rbf_model_nbounded(&p, 50, &r);
         if (rc == RBF_OK)
             out[0] = r.exact_real;
+        break;
+    }
+    default: { /* 2^30 bits: the fast exact N-bounded rates (nexact.c) */
+        rbf_model_n_result r;
+        p.bits = UINT64_C(1) << 30;
+        p.hashes = 7;
+        rc = rbf_model_nbounded(&p, 1000000, &r);
+        if (rc == RBF_OK)
+            out[0] = r.exact_real + r.exact_oracle + r.exact_worst;
         break;
     }
     }
@@ -415,8 +424,8 @@ static void test_fault_models(void **state)
     (void)state;
     static const char *const names[] = {"rbf_model_sigma_curve", "rbf_model_two_phase_curve",
                                         "rbf_model_nbounded_curve", "rbf_model_sigma (paper)",
-                                        "rbf_model_nbounded"};
-    for (int w = 0; w < 5; w++) {
+                                        "rbf_model_nbounded", "rbf_model_nbounded (fast, 2^30 bits)"};
+    for (int w = 0; w < 6; w++) {
         curve_st s;
         memset(&s, 0, sizeof s);
         s.which = w;
