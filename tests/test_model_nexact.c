@@ -80,11 +80,13 @@ static void test_fast_vs_chain_grid(void **state)
             unsigned k = ks[ki];
             if (mi == 1 && (k == 1 || k == 2 || k == 5))
                 continue;
+            if (shrink && k != 3 && k != 8) /* valgrind, ASan: two k */
+                continue;
             double Md = (double)M;
             uint64_t Nv[4] = {7, (uint64_t)(0.69 * Md / k), (uint64_t)(Md * (log(Md) - 1.0) / k),
                               (uint64_t)(Md * (log(Md) + 75.0) / k)};
             for (int nc = 0; nc < 2; nc++)
-                for (unsigned i = 0; i < 4; i++) {
+                for (unsigned i = 0; i < (shrink ? 2u : 4u); i++) { /* late and past saturation: long chains */
                     total++;
                     fast += (unsigned)compare_one(M, k, nc, Nv[i]);
                 }
@@ -99,7 +101,7 @@ static void test_fast_vs_chain_big(void **state)
 {
     (void)state;
     if (tu_shrink() > 1) {
-        assert_true(compare_one(4099, 20, 1, 150));
+        assert_true(compare_one(4099, 20, 0, 150));
         return;
     }
     assert_true(compare_one((uint64_t)1 << 18, 5, 0, 36000));
@@ -254,6 +256,8 @@ static void test_real_any_load(void **state)
                     unsigned k = ks[ki];
                     if (mi == 1 && (fi != 1 || k == 2))
                         continue;
+                    if (tu_shrink() > 1 && (k != 5 || fi == 2)) /* valgrind, ASan: four points */
+                        continue;
                     uint64_t N = (uint64_t)(fill[fi] * (double)M / k);
                     rbf_model_params p = tu_model_params(M, k, nc, 0, RBF_MODEL_EXACT);
                     rbf_model_n_result e;
@@ -274,6 +278,8 @@ static void test_real_any_load(void **state)
                     if (rc == RBF_OK)
                         assert_true(rel(r, e.exact_real) <= TOL);
                 }
+    if (tu_shrink() > 1) /* the two long chains below run in the normal build */
+        return;
     /* past the bit-setting messages a filling takes: 1, as the chain */
     rbf_model_params p = tu_model_params(65536, 7, 0, 0, RBF_MODEL_EXACT);
     rbf_model_n_result e;
