@@ -140,18 +140,23 @@ typedef struct pingpong {
     uint64_t trips;
 } pingpong;
 
+/* Wait for turn i, then pass the counter on. */
+static void take_turn(pingpong *p, uint64_t i)
+{
+    unsigned spins = 0;
+    while (__atomic_load_n(&p->turn, __ATOMIC_ACQUIRE) != i)
+        if (++spins > 2000u) { /* no free core: let the other side run */
+            sched_yield();
+            spins = 0;
+        }
+    __atomic_store_n(&p->turn, i + 1, __ATOMIC_RELEASE);
+}
+
 static void *pong(void *arg)
 {
     pingpong *p = arg;
-    for (uint64_t i = 1; i < 2 * p->trips; i += 2) {
-        unsigned spins = 0;
-        while (__atomic_load_n(&p->turn, __ATOMIC_ACQUIRE) != i)
-            if (++spins > 2000u) { /* no free core: let the other side run */
-                sched_yield();
-                spins = 0;
-            }
-        __atomic_store_n(&p->turn, i + 1, __ATOMIC_RELEASE);
-    }
+    for (uint64_t i = 1; i < 2 * p->trips; i += 2)
+        take_turn(p, i);
     return NULL;
 }
 
@@ -170,15 +175,8 @@ static double line_trip_ns(void)
             return -1;
         }
         double t0 = cli_wall_seconds();
-        for (uint64_t i = 0; i < 2 * p->trips; i += 2) {
-            unsigned spins = 0;
-            while (__atomic_load_n(&p->turn, __ATOMIC_ACQUIRE) != i)
-                if (++spins > 2000u) {
-                    sched_yield();
-                    spins = 0;
-                }
-            __atomic_store_n(&p->turn, i + 1, __ATOMIC_RELEASE);
-        }
+        for (uint64_t i = 0; i < 2 * p->trips; i += 2)
+            take_turn(p, i);
         pthread_join(th, NULL);
         v[run] = (cli_wall_seconds() - t0) * 1e9 / (2.0 * (double)p->trips);
         free(p);
