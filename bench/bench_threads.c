@@ -132,7 +132,7 @@ static int64_t limit_loop(uint64_t *a, uint64_t bits, unsigned k, const uint8_t 
 
 /* One cache line's trip between two threads, ns: two threads pass a
  * counter back and forth (each waits for the other's store, then stores),
- * 20 000 times; median of 5 runs.  On a machine whose cores share a cache
+ * min(20 000, keys / 4) times (few on a short run, whose machine may be busy); median of 5 runs.  On a machine whose cores share a cache
  * this is tens of ns; between chiplets or sockets, or between virtual CPUs
  * placed far apart, hundreds. */
 typedef struct pingpong {
@@ -160,7 +160,7 @@ static void *pong(void *arg)
     return NULL;
 }
 
-static double line_trip_ns(void)
+static double line_trip_ns(uint64_t trips)
 {
     double v[5];
     for (int run = 0; run < 5; run++) {
@@ -168,7 +168,7 @@ static double line_trip_ns(void)
         if (!p)
             return -1;
         p->turn = 0;
-        p->trips = 20000;
+        p->trips = trips;
         pthread_t th;
         if (pthread_create(&th, NULL, pong, p) != 0) {
             free(p);
@@ -471,7 +471,7 @@ int bench_threads_run(const bench_threads_opts *o)
     }
     if (rc)
         return rc;
-    double trip = N >= 2 ? line_trip_ns() : -1;
+    double trip = N >= 2 ? line_trip_ns(o->keys / 4 < 20000 ? (o->keys / 4 ? o->keys / 4 : 1) : 20000) : -1;
     double load1 = getloadavg(la, 1) == 1 ? la[0] : -1;
     if (o->json) {
         printf("],\"line_trip_ns\":");
