@@ -137,7 +137,7 @@ static void test_positions_match_reference(void **state)
 /* ---- lock-step with the reference model */
 
 #define KEY_MAX 24
-#define B_MAX 40
+#define B_MAX 160 /* past two groups of the blocked batch pipeline (32 each) */
 
 typedef struct msg {
     uint8_t bytes[KEY_MAX];
@@ -234,7 +234,7 @@ static void run_lockstep(const rbf_config *cfg, uint64_t *rng, uint64_t *recycle
         if (step == steps / 2)
             f = reload(f);
         uint64_t op = tu_below(rng, 10);
-        size_t nb = op >= 6 ? 1 + (size_t)tu_below(rng, B_MAX) : 1;
+        size_t nb = op < 6 ? 1 : 1 + (size_t)tu_below(rng, tu_below(rng, 8) == 0 ? B_MAX : 40);
         for (size_t q = 0; q < nb; q++) {
             uint64_t u = q > 0 && tu_below(rng, 4) == 0 ? tu_below(rng, 8) : tu_below(rng, universe);
             make_msg(&ms[q], u);

@@ -230,83 +230,114 @@ int rbf__blk_contains_key(const struct rbf *f, const void *key, size_t len)
  * decisions are made in order as single calls would make them.  A
  * one-phase filter's array never moves (a recycle clears it in place). */
 
-#ifndef BLK_AHEAD
-#define BLK_AHEAD 16u /* messages ahead */
+#ifndef BLK_GROUP
+#define BLK_GROUP 32u /* messages hashed and prefetched together */
 #endif
 #ifndef BLK_PF_LOC
-#define BLK_PF_LOC 3 /* prefetch into L1 */
+#define BLK_PF_LOC 2 /* prefetch into L2: see prefetch_positions in batch.c */
 #endif
 
 typedef struct blk_slot {
-    uint64_t mask[8]; /* 64-byte aligned: the ring is */
     uint64_t *line;
     uint64_t hash;
-    uint64_t pad_[6];
 } blk_slot;
 
-#define BLK_BATCH(NAME, TARGET, MASKT, MASKF, STOREM, LOADM, SETF, TESTF)                          \
-    TARGET RBF_FLATTEN static int64_t NAME(struct rbf *f, int insert, const uint64_t *hashes,      \
-                                           const void *const *keys, const size_t *lens, size_t n, \
-                                           uint8_t *results)                                      \
+/* Hash messages [from, to) of a batch into their slots of the ring of
+ * 2 BLK_GROUP and prefetch their lines: in a loop of their own, which
+ * measured faster than hashing each message between two decisions. */
+static inline RBF_ALWAYS_INLINE void blk_fill(const struct rbf *f, blk_slot *ring,
+                                              const uint64_t *hashes, const void *const *keys,
+                                              const size_t *lens, size_t from, size_t to)
+{
+    for (size_t j = from; j < to; j++) {
+        uint64_t h;
+        if (hashes)
+            h = hashes[j];
+        else
+            h = lens[j] <= 16 && keys[j] ? blk_hash_key(f, keys[j], lens[j])
+                                          : hash_key(f, keys[j], lens[j]);
+        blk_slot *s = &ring[j % (2 * BLK_GROUP)];
+        s->line = blk_line(f, h);
+        s->hash = h;
+        __builtin_prefetch(s->line, 1, BLK_PF_LOC);
+    }
+}
+
+/* The messages go by groups of BLK_GROUP: while group g is decided, groups
+ * g + 1 (and g + 2 once g is done) are in flight, so each line has been
+ * asked for between one and two groups before it is needed.  A message's
+ * mask is built when it is decided, from its hash alone (no memory: the
+ * processor overlaps it with the loads in flight). */
+#define BLK_BATCH(NAME, TARGET, MASKT, MASKF, SETF, TESTF)                                          \
+    TARGET static inline RBF_ALWAYS_INLINE int64_t NAME(                                           \
+        struct rbf *f, int insert, const uint64_t *hashes, const void *const *keys,                \
+        const size_t *lens, size_t n, uint8_t *results, unsigned k)                                \
     {                                                                                              \
-        _Alignas(64) blk_slot ring[BLK_AHEAD];                                                     \
-        const unsigned k = f->cfg.hashes;                                                          \
-        size_t pre = n < BLK_AHEAD ? n : BLK_AHEAD;                                                \
-        for (size_t j = 0; j < pre; j++) {                                                                                                 \
-            uint64_t h = hashes ? hashes[j] : hash_key(f, keys[j], lens[j]);                       \
-            blk_slot *s = &ring[j];                                                                \
-            MASKT mk = MASKF(h, k);                                                                \
-            STOREM(s->mask, mk);                                                                   \
-            s->line = blk_line(f, h);                                                              \
-            s->hash = h;                                                                           \
-            __builtin_prefetch(s->line, 1, BLK_PF_LOC);                                                     \
-        }                                                                                          \
+        blk_slot ring[2 * BLK_GROUP];                                                              \
+        blk_fill(f, ring, hashes, keys, lens, 0, n < 2 * BLK_GROUP ? n : 2 * BLK_GROUP);           \
         int64_t total = 0;                                                                         \
-        for (size_t i = 0; i < n; i++) {                                                           \
-            blk_slot *s = &ring[i % BLK_AHEAD];                                                    \
-            MASKT mk = LOADM(s->mask);                                                             \
-            int res = insert ? account1(f, s->hash, NULL, SETF(s->line, mk)) : TESTF(s->line, mk); \
-            if (results)                                                                           \
-                results[i] = (uint8_t)res;                                                         \
-            total += res;                                                                          \
-            size_t j = i + BLK_AHEAD;                                                              \
-            if (j < n) {                                                                           \
-                uint64_t h = hashes ? hashes[j]                                                    \
-                                    : (lens[j] <= 16 && keys[j]                                    \
-                                           ? blk_hash_key(f, keys[j], lens[j])                    \
-                                           : hash_key(f, keys[j], lens[j]));                       \
-                mk = MASKF(h, k);                                                                  \
-                STOREM(s->mask, mk);                                                               \
-                s->line = blk_line(f, h);                                                          \
-                s->hash = h;                                                                       \
-                __builtin_prefetch(s->line, 1, BLK_PF_LOC);                                                 \
+        for (size_t g = 0; g < n; g += BLK_GROUP) {                                                \
+            size_t end = n - g < BLK_GROUP ? n : g + BLK_GROUP;                                    \
+            for (size_t i = g; i < end; i++) {                                                     \
+                const blk_slot *s = &ring[i % (2 * BLK_GROUP)];                                    \
+                MASKT mk = MASKF(s->hash, k);                                                      \
+                int res = insert ? account1(f, s->hash, NULL, SETF(s->line, mk))                   \
+                                 : TESTF(s->line, mk);                                             \
+                if (results)                                                                       \
+                    results[i] = (uint8_t)res;                                                     \
+                total += res;                                                                      \
             }                                                                                      \
+            size_t from = g + 2 * BLK_GROUP;                                                       \
+            if (from < n)                                                                          \
+                blk_fill(f, ring, hashes, keys, lens, from,                                        \
+                         n - from < BLK_GROUP ? n : from + BLK_GROUP);                             \
         }                                                                                          \
         return total;                                                                              \
     }
 
-#define STORE512(p, m) _mm512_store_si512((void *)(p), (m))
-#define LOAD512(p) _mm512_load_si512((const void *)(p))
-BLK_BATCH(batch512, RBF_BLK512, __m512i, blk_mask512, STORE512, LOAD512, blk_set512, blk_test512)
+BLK_BATCH(batch512_body, RBF_BLK512, __m512i, blk_mask512, blk_set512, blk_test512)
+BLK_BATCH(batch256_body, RBF_BLK256, blk256, blk_mask256, blk_set256, blk_test256)
 
-RBF_BLK256 static inline RBF_ALWAYS_INLINE void store256(uint64_t *p, blk256 m)
-{
-    _mm256_store_si256((__m256i *)p, m.lo);
-    _mm256_store_si256((__m256i *)(p + 4), m.hi);
-}
+/* As for single messages, the batch is compiled once for each k from 1 to
+ * 8, so that the mask is straight code. */
+#define BLK512_BATCH_K(K)                                                                          \
+    RBF_BLK512 RBF_FLATTEN static int64_t batch512_##K(struct rbf *f, int insert,                  \
+                                                       const uint64_t *hashes,                     \
+                                                       const void *const *keys,                    \
+                                                       const size_t *lens, size_t n,               \
+                                                       uint8_t *results)                           \
+    {                                                                                              \
+        return batch512_body(f, insert, hashes, keys, lens, n, results,                            \
+                             (K) ? (K) : f->cfg.hashes);                                           \
+    }
+BLK512_BATCH_K(0)
+BLK512_BATCH_K(1)
+BLK512_BATCH_K(2)
+BLK512_BATCH_K(3)
+BLK512_BATCH_K(4)
+BLK512_BATCH_K(5)
+BLK512_BATCH_K(6)
+BLK512_BATCH_K(7)
+BLK512_BATCH_K(8)
+#undef BLK512_BATCH_K
 
-RBF_BLK256 static inline RBF_ALWAYS_INLINE blk256 load256(const uint64_t *p)
+static int64_t (*const batch512_k[9])(struct rbf *, int, const uint64_t *, const void *const *,
+                                      const size_t *, size_t, uint8_t *) = {
+    batch512_0, batch512_1, batch512_2, batch512_3, batch512_4,
+    batch512_5, batch512_6, batch512_7, batch512_8};
+
+RBF_BLK256 RBF_FLATTEN static int64_t batch256(struct rbf *f, int insert, const uint64_t *hashes,
+                                               const void *const *keys, const size_t *lens,
+                                               size_t n, uint8_t *results)
 {
-    blk256 m = {_mm256_load_si256((const __m256i *)p), _mm256_load_si256((const __m256i *)(p + 4))};
-    return m;
+    return batch256_body(f, insert, hashes, keys, lens, n, results, f->cfg.hashes);
 }
-BLK_BATCH(batch256, RBF_BLK256, blk256, blk_mask256, store256, load256, blk_set256, blk_test256)
 
 int64_t rbf__blk_batch(struct rbf *f, int insert, const uint64_t *hashes, const void *const *keys,
                        const size_t *lens, size_t n, uint8_t *results)
 {
     if (f->simd & RBF_SIMD_BLK512)
-        return batch512(f, insert, hashes, keys, lens, n, results);
+        return batch512_k[kslot(f)](f, insert, hashes, keys, lens, n, results);
     return batch256(f, insert, hashes, keys, lens, n, results);
 }
 
