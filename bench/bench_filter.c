@@ -107,7 +107,9 @@ enum op_kind {
     OP_LIMIT_READ,
     OP_LIMIT1_RMW,  /* one random line per operation (the blocked layout's pattern) */
     OP_LIMIT1_READ,
-    OP_HASH         /* rbf_hash of a 16-byte key, nothing else */
+    OP_HASH,        /* rbf_hash of a 16-byte key, nothing else */
+    OP_CALL1_RMW    /* per key: a call to rbf_hash, then one line RMW at the hash's line,
+                       no look-ahead: the floor of one rbf_insert call per key */
 };
 
 enum impl_kind {
@@ -344,6 +346,7 @@ static double run_chunk(ctx *c, const measure *m, size_t n)
         k = 1;
         break;
     case OP_HASH: fresh_keys(c, n); break;
+    case OP_CALL1_RMW: fresh_keys(c, n); break;
     }
 #ifdef RBF_HAVE_LIBBLOOM
     /* libbloom is reset before it passes its design entries: outside the
@@ -426,7 +429,14 @@ static double run_chunk(ctx *c, const measure *m, size_t n)
         break;
     case IMPL_LIMIT_PLAIN_4K:
     case IMPL_LIMIT_PLAIN_HUGE:
-        if (m->op == OP_LIMIT_RMW || m->op == OP_LIMIT1_RMW)
+        if (m->op == OP_CALL1_RMW) {
+            const rbf *hf = c->fb ? c->fb : c->f;
+            uint64_t *w = (uint64_t *)(uintptr_t)lw, lines = c->lim_words / 8;
+            for (size_t i = 0; i < n; i++) {
+                uint64_t h = rbf_hash(hf, c->keybuf + i * KEY_LEN, KEY_LEN);
+                w[below(mix64(h + RBF_GOLDEN), lines) * 8 + (h & 7)] |= 1ULL << (h >> 58);
+            }
+        } else if (m->op == OP_LIMIT_RMW || m->op == OP_LIMIT1_RMW)
             limit_rmw_plain((uint64_t *)(uintptr_t)lw, c->idx, n, k);
         else
             r = (int64_t)limit_read_plain(lw, c->idx, n, k);
@@ -701,6 +711,9 @@ static int run_size(ctx *c, size_result *sr)
             add_measure(ms, &nm, OP_LIMIT1_RMW, (enum impl_kind)(IMPL_LIMIT_FIRST + v), ins,
                         lim1_rmw[v]);
         add_measure(ms, &nm, OP_HASH, IMPL_HASH, "hash", "rbf_hash");
+        add_measure(ms, &nm, OP_CALL1_RMW, IMPL_LIMIT_PLAIN_4K, ins, "floor: rbf_hash + 1 line, 4K");
+        add_measure(ms, &nm, OP_CALL1_RMW, IMPL_LIMIT_PLAIN_HUGE, ins,
+                    "floor: rbf_hash + 1 line, huge");
     }
     for (int pass = 0; pass < 2; pass++) {
         enum op_kind op = pass ? OP_CONTAINS_PRESENT : OP_CONTAINS_ABSENT;
@@ -791,7 +804,10 @@ out:
 /* ---- reporting */
 
 /* A reference row (a limit kernel or the hash alone), not a filter. */
-static int is_limit(const measure *m) { return m->impl >= IMPL_LIMIT_FIRST || m->op == OP_HASH; }
+static int is_limit(const measure *m)
+{
+    return m->impl >= IMPL_LIMIT_FIRST || m->op == OP_HASH || m->op == OP_CALL1_RMW;
+}
 
 static int is_blocked(const measure *m)
 {
@@ -952,6 +968,13 @@ static void print_table(const ctx *c, const size_result *srs, size_t nsz, double
                     printf("  %-19s %-26s %9.2f %9.1f %12s %9.2f   (the blocked rows' limit)\n",
                            m->op_name, ins ? "limit: 1 line RMW + hash" : "limit: 1 line read + hash",
                            l1 + hc, 1e3 / (l1 + hc), "", 1.0);
+                    if (ins) {
+                        const measure *wf = NULL;
+                        double fl = best_limit(sr, OP_CALL1_RMW, &wf);
+                        printf("  %-19s %-26s %9.2f %9.1f %12s %9s   (%s; one call per key)\n",
+                               m->op_name, "floor: rbf_hash + 1 line", fl, 1e3 / fl, "", "",
+                               wf ? (wf->impl == IMPL_LIMIT_PLAIN_HUGE ? "huge" : "4K") : "");
+                    }
                 }
             }
         }
@@ -1020,6 +1043,11 @@ static void print_json(const ctx *c, const size_result *srs, size_t nsz, double 
         cli_json_double(stdout, best_limit(sr, OP_LIMIT1_READ, NULL));
         printf(",\"hash_ns\":");
         cli_json_double(stdout, best_limit(sr, OP_HASH, NULL));
+        printf(",\"floor_call_1line_rmw_ns\":");
+        if (c->blocked)
+            cli_json_double(stdout, best_limit(sr, OP_CALL1_RMW, NULL));
+        else
+            printf("null");
         printf(",\"results\":[");
         for (size_t i = 0; i < sr->nms; i++) {
             const measure *m = &sr->ms[i];
