@@ -14,7 +14,7 @@ PREFIX    ?= /usr/local
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure test test-fast test-asan test-tsan test-valgrind reproduce reproduce-full install clean fuzz bench
+.PHONY: all deps configure test test-fast test-big test-asan test-tsan test-valgrind reproduce reproduce-full install clean fuzz bench
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -43,6 +43,12 @@ fuzz: deps
 
 test-fast: all
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The long model comparisons make test leaves out (minutes to half an hour):
+# the 2^22-2^26 programs of label big and the larger points of
+# test_model_nexact (docs/models.md)
+test-big: all
+	cd $(BUILD) && RBF_TEST_BIG=1 ctest --output-on-failure -j $(JOBS) -R 'test_model_(nexact|asym)'
 
 # Under ASan+UBSan the long model grids and simulations run thinner
 # (RBF_TEST_SHRINK, as under valgrind; the normal build runs them in full);

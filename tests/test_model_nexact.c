@@ -5,7 +5,9 @@
  *
  * Every comparison is at 1e-9 relative, the method's promise (the measured
  * gaps are ~1e-13).  Sizes up to 2^18 (the chain costs O(N k sqrt(M)));
- * 2^14 at most under RBF_TEST_SHRINK (valgrind).
+ * 2^14 at most under RBF_TEST_SHRINK (valgrind).  The grid's 2^16 half and
+ * the 2^18 points of test_real_any_load (about 100 s of the chain) run with
+ * RBF_TEST_BIG=1 (make test-big), and the run says so.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -67,14 +69,23 @@ static int compare_one(uint64_t M, unsigned k, int nc, uint64_t N)
 
 /* The grid: M, k in 1..12, N small, mid-cycle (about half the bits set),
  * late (rho near 1) and past saturation; both hashings. */
+static int big(void)
+{
+    const char *b = getenv("RBF_TEST_BIG");
+    return b && *b && strcmp(b, "0") != 0;
+}
+
 static void test_fast_vs_chain_grid(void **state)
 {
     (void)state;
     const int shrink = tu_shrink() > 1;
+    const unsigned nm = shrink ? 1u : big() ? 2u : 1u;
+    if (!shrink && nm == 1)
+        printf("the grid at M = 2^16: with RBF_TEST_BIG=1 (make test-big)\n");
     static const unsigned ks[] = {1, 2, 3, 5, 8, 12};
     const uint64_t Ms[] = {((uint64_t)1 << 14) + 3, (uint64_t)1 << 16};
     unsigned total = 0, fast = 0;
-    for (unsigned mi = 0; mi < (shrink ? 1u : 2u); mi++) {
+    for (unsigned mi = 0; mi < nm; mi++) {
         uint64_t M = Ms[mi];
         for (unsigned ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
             unsigned k = ks[ki];
@@ -247,7 +258,9 @@ static void test_real_any_load(void **state)
     static const unsigned ks[] = {2, 5, 12};
     static const double fill[] = {0.3, 0.7, 2.0};
     const uint64_t Ms[] = {(uint64_t)1 << 16, (uint64_t)1 << 18};
-    const unsigned nm = tu_shrink() > 1 ? 1u : 2u;
+    const unsigned nm = tu_shrink() > 1 || !big() ? 1u : 2u;
+    if (tu_shrink() <= 1 && nm == 1)
+        printf("the points at M = 2^18: with RBF_TEST_BIG=1 (make test-big)\n");
     for (unsigned mi = 0; mi < nm; mi++)
         for (int nc = 0; nc < 2; nc++)
             for (unsigned ki = 0; ki < 3; ki++)
