@@ -64,6 +64,10 @@ void rbf__model_gauss_legendre(unsigned n, double *x, double *w);
 /* Validate the common parameters: bits >= 1, 1 <= hashes <= max,
  * non-colliding needs hashes <= bits, flags 0/1, a known method. */
 int rbf__model_check_params(const rbf_model_params *p);
+/* plan.c: the largest sigma >= k of one k with rate <= eps (one- or
+ * two-phase, M bits per filter), as rbf_plan_memory searches it. */
+int rbf__plan_sigma_k(uint64_t M, unsigned k, int nc, int ret, int two, rbf_model_method method,
+                      double eps, int *feasible, uint64_t *sigma, double *en0, double *fp);
 
 /* 1 - rho(b) computed without cancellation when rho(b) is close to 1. */
 double rbf__model_one_minus_rho(uint64_t bits, unsigned hashes, int non_colliding, uint64_t b);

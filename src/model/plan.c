@@ -370,6 +370,29 @@ static int sigma_one_k_fast(uint64_t M, unsigned k, int nc, int ret, int two, do
     }
 }
 
+/* One k for plan_fn.c (rbf plan --remember): the largest sigma >= k whose
+ * rate is <= eps, by the search rbf_plan_memory makes for that k. */
+int rbf__plan_sigma_k(uint64_t M, unsigned k, int nc, int ret, int two, rbf_model_method method,
+                      double eps, int *feasible, uint64_t *sigma, double *en0, double *fp)
+{
+    plan_prog pp = {NULL, NULL, 0, 0};
+    kres r;
+    uint64_t smax = M - 1;
+    *feasible = 0;
+    if (M < 2 || k >= M)
+        return RBF_OK;
+    (void)sigma_cap_upper(M, k, nc, two, eps, &smax);
+    int rc = plan_fast(method, M) ? sigma_one_k_fast(M, k, nc, ret, two, eps, 0.0, smax, &pp, &r)
+                                  : sigma_one_k(M, k, nc, ret, two, eps, 0.0, &pp, &r);
+    if (rc != RBF_OK || !r.feasible)
+        return rc;
+    *feasible = 1;
+    *sigma = r.sigma;
+    *en0 = r.cap;
+    *fp = r.fp;
+    return RBF_OK;
+}
+
 /* Best k for sigma-bounded (two = 0) or two-phase (two = 1, M = bits of
  * each filter) with pruning. */
 typedef struct kcand {

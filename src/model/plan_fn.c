@@ -1,8 +1,9 @@
 /*
  * plan_fn.c -- sizing for both errors (rbf plan --remember, docs/models.md 9.4).
  *
- * For each phase count (1, 2) and k, the largest sigma whose average rate
- * is <= eps holds the most messages per cycle, and it also forgets least
+ * For each phase count (1, 2) and k, the largest sigma (>= k) whose average
+ * rate is <= eps (found as rbf_plan_memory finds it: in O(log M) rates by
+ * the asymptotic method above 2^22 bits) holds the most messages per cycle, and it also forgets least
  * (a longer cycle clears later), so it is the only candidate of that
  * (phases, k): feasible iff its probability of forgetting a message after
  * `remember` ticks (from a tick) is <= miss.  Candidates are tried in
@@ -30,22 +31,13 @@ static int cand_cmp(const void *a, const void *b)
     return x->phases < y->phases ? -1 : (x->phases > y->phases);
 }
 
-/* largest sigma (first..smax) with fp[sigma] <= eps, 0 if none */
-static uint64_t largest(const double *fp, uint64_t first, uint64_t smax, double eps)
-{
-    uint64_t best = 0;
-    for (uint64_t s = first; s <= smax; s++)
-        if (fp[s] <= eps)
-            best = s;
-    return best;
-}
-
 static int plan_at(uint64_t bits, double eps, uint64_t remember, double miss,
                    const rbf_plan_options *o, rbf_plan_remember_result *out)
 {
     memset(out, 0, sizeof *out);
     out->bits = bits;
     const unsigned K = o->max_hashes ? o->max_hashes : 32;
+    const int nc = o->hashing == RBF_NON_COLLIDING, ret = o->recycle == RBF_RETAINING;
     cand *cs = rbf__calloc(2 * (size_t)K, sizeof *cs);
     if (!cs)
         return RBF_ENOMEM;
@@ -53,61 +45,29 @@ static int plan_at(uint64_t bits, double eps, uint64_t remember, double miss,
     int rc = RBF_OK;
     for (unsigned ph = 1; ph <= 2 && !rc; ph++) {
         uint64_t m = ph == 2 ? bits / 2 : bits;
-        if (m < 2)
-            continue;
-        uint64_t smax = m - 1;
-        double *fp = rbf__malloc((smax + 1) * sizeof *fp), *en = rbf__malloc((smax + 1) * sizeof *en);
-        rbf_model_two_phase_result *rows = ph == 2 ? rbf__malloc((smax + 1) * sizeof *rows) : NULL;
-        if (!fp || !en || (ph == 2 && !rows)) {
-            rbf__free(fp);
-            rbf__free(en);
-            rbf__free(rows);
-            rc = RBF_ENOMEM;
-            break;
-        }
         double best_en = 0.0;
-        for (unsigned k = 1; k <= K && !rc; k++) {
-            if ((o->hashing == RBF_NON_COLLIDING) && k > m)
+        for (unsigned k = 1; k <= K; k++) {
+            int feasible = 0;
+            uint64_t sigma = 0;
+            double en0 = 0.0, fp = 0.0;
+            if ((rc = rbf__plan_sigma_k(m, k, nc, ret, ph == 2, o->method, eps, &feasible, &sigma,
+                                        &en0, &fp)))
                 break;
-            rbf_model_params p;
-            rbf_model_params_init(&p);
-            p.bits = m;
-            p.hashes = k;
-            p.hashing = ((o->hashing == RBF_NON_COLLIDING)) ? RBF_NON_COLLIDING : RBF_COLLIDING;
-            p.recycle = ((o->recycle == RBF_RETAINING)) ? RBF_RETAINING : RBF_NON_RETAINING;
-            uint64_t first = (o->recycle == RBF_RETAINING) ? (k > 1 ? k : 1) : 1;
-            if (first > smax)
-                continue;
-            if (ph == 1) {
-                rc = rbf_model_sigma_curve(&p, smax, fp, en);
-            } else {
-                rc = rbf_model_two_phase_curve(&p, smax, rows);
-                for (uint64_t s = 0; s <= smax && !rc; s++) {
-                    fp[s] = rows[s].fp;
-                    en[s] = rows[s].expected_messages;
-                }
-            }
-            if (rc)
-                break;
-            uint64_t s = largest(fp, first, smax, eps);
-            if (!s)
+            if (!feasible)
                 continue;
             /* capacity is unimodal in k: past the peak, a k holding less
              * than half the best cannot win (and forgets more) */
-            if (en[s] > best_en)
-                best_en = en[s];
-            else if (en[s] < 0.5 * best_en)
+            if (en0 > best_en)
+                best_en = en0;
+            else if (en0 < 0.5 * best_en)
                 break;
             cs[n].phases = ph;
             cs[n].k = k;
-            cs[n].sigma = s;
-            cs[n].en0 = en[s];
-            cs[n].fp = fp[s];
+            cs[n].sigma = sigma;
+            cs[n].en0 = en0;
+            cs[n].fp = fp;
             n++;
         }
-        rbf__free(fp);
-        rbf__free(en);
-        rbf__free(rows);
     }
     if (rc) {
         rbf__free(cs);
