@@ -433,7 +433,7 @@ RBF_API int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *
  * the one holding the most messages per cycle whose probability of
  * forgetting a message repeated after `remember` ticks (from a tick) is
  * <= miss.  feasible = 0 if none; `least_bits` then (if not NULL) receives
- * the least memory that has one (0 if not found below 2^40). */
+ * the least memory that has one (0 if not found up to 2^25 bits). */
 typedef struct rbf_plan_remember_result {
     int feasible;
     unsigned phases;
