@@ -43,7 +43,8 @@ typedef enum {
     RBF_MODEL_ASYMPTOTIC = 2, /* closed forms + quadrature after an exact start-up pass:
                                * milliseconds at any M, within 1e-9 of the exact pass
                                * (docs/models.md 3b); sigma below ~2^13 runs the exact pass */
-    RBF_MODEL_AUTO = 3        /* exact pass when M <= RBF_MODEL_AUTO_EXACT_BITS, else asymptotic */
+    RBF_MODEL_AUTO = 3        /* exact pass when M <= RBF_MODEL_AUTO_EXACT_BITS, else asymptotic
+                               * (N-bounded: also asymptotic above that many messages) */
 } rbf_model_method;
 
 /* RBF_MODEL_AUTO runs the exact pass up to this many bits (so every value
@@ -149,8 +150,8 @@ RBF_API int rbf_model_k1_closed_form(uint64_t bits, uint64_t sigma, double *fp);
  * that answers at once.  f_o and f_a at one N > 2^22 (RBF_MODEL_AUTO) or
  * > 65536 (RBF_MODEL_ASYMPTOTIC) are summed by Euler-Maclaurin, O(k log N),
  * within 1e-9 of the O(N) scan (docs/models.md 3b).  With
- * RBF_MODEL_ASYMPTOTIC, or RBF_MODEL_AUTO above RBF_MODEL_AUTO_EXACT_BITS,
- * exact_worst and exact_oracle come from a positive representation of the
+ * RBF_MODEL_ASYMPTOTIC, or RBF_MODEL_AUTO above RBF_MODEL_AUTO_EXACT_BITS
+ * bits or messages, exact_worst and exact_oracle come from a positive representation of the
  * occupancy moments in milliseconds at any M and N, within 1e-9 of the
  * propagation (the propagation runs when its own error estimate says no);
  * exact_real too when rho(min(M, (N-1)k)) <= 1e-10, past saturation, and

@@ -106,6 +106,20 @@ ARGS="--bits 1000 --hashes 3 --messages 1T"
 expect_ok $ARGS
 CHECKS=$((CHECKS + 1))
 grep -q "^saturated          from n = 25316" "$OUT" || bad "$ARGS: no saturation line"
+# above 2^22 messages auto takes the fast exact rates at any size (the
+# propagation would run N k W steps): past saturation the same n and values
+# as the propagation (--method exact, seconds at 64Ki bits)
+ARGS="--bits 64Ki --hashes 7 --messages 5M --json"
+expect_ok $ARGS --method exact; cp "$OUT" "$OUT.exact"
+expect_ok $ARGS; cp "$OUT" "$OUT.auto"
+expect_ok $ARGS --method fast
+CHECKS=$((CHECKS + 1))
+python3 -c "
+import json; e = json.load(open('$OUT.exact')); a = json.load(open('$OUT.auto')); f = json.load(open('$OUT'))
+assert a['method'] == 'auto' and e['saturated_at'] == a['saturated_at'] == 750550, (e, a)
+for k in ('exact_worst', 'exact_oracle', 'exact_real'):
+    assert a[k] == f[k] and abs(a[k] / e[k] - 1) <= 1e-9, (k, a[k], f[k], e[k])
+" || bad "$ARGS: auto above 2^22 messages"
 # the fast exact N-bounded rates (auto above 2^22 bits) = the propagation
 # (--method exact) where that is cheap (light load), both hashings
 for h in colliding non-colliding; do
