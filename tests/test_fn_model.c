@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "model/model_internal.h"
 #include "rbf_model.h"
 #include "rbf_sim.h"
 
@@ -297,6 +298,87 @@ static void test_consistency(void **state)
     assert_null(c);
 }
 
+/* The planner's forgetting probability (rbf__model_forget_sigma: the
+ * cycle-length law up to g + 1, E[L] from the renewal sums) is the full
+ * object's (rbf_model_forget from a tick) to 1e-11, and its cheap bounds
+ * bracket it, on every variant, both phase counts, g from 0 to past the
+ * whole cycle. */
+static void test_forget_truncated(void **state)
+{
+    (void)state;
+    const uint64_t Ms[] = {1000, 4096};
+    const unsigned ks[] = {1, 3, 7};
+    const double fr[] = {0.05, 0.3, 0.9};
+    const uint64_t gs[] = {0, 1, 2, 10, 100, 1000, 3000};
+    int tight = 0, loose = 0;
+    double worst_ratio = 1.0;
+    for (int nc = 0; nc < 2; nc++)
+        for (int ret = 0; ret < 2; ret++)
+            for (size_t a = 0; a < 2; a++)
+                for (size_t b = 0; b < 3; b++)
+                    for (size_t c = 0; c < 3; c++)
+                        for (unsigned ph = 1; ph <= 2; ph++) {
+                            rbf_model_params p = params(Ms[a], ks[b], nc, ret);
+                            uint64_t sigma = (uint64_t)(fr[c] * (double)Ms[a]);
+                            if (sigma < ks[b])
+                                sigma = ks[b];
+                            rbf_model_cycle_spec s;
+                            rbf_model_cycle_spec_init(&s);
+                            s.sigma = sigma;
+                            s.phases = ph;
+                            rbf_model_cycles *cy = NULL;
+                            assert_int_equal(rbf_model_cycles_new(&p, &s, &cy), RBF_OK);
+                            for (size_t i = 0; i < sizeof gs / sizeof gs[0]; i++) {
+                                if (!ret && ph == 1) {
+                                    /* the Chernoff bound against P(B_g > sigma) = P(L <= g) */
+                                    double tail = 0.0;
+                                    for (uint64_t n = 0; n <= gs[i]; n++)
+                                        tail += rbf_model_cycles_pmf(cy, n);
+                                    double t = rbf__model_fill_tail_bound(&p, gs[i], sigma);
+                                    if (t < tail * (1 - 1e-9))
+                                        fail_msg("M %llu k %u nc %d sigma %llu g %llu: bound %g < tail %g",
+                                                 (unsigned long long)Ms[a], ks[b], nc,
+                                                 (unsigned long long)sigma,
+                                                 (unsigned long long)gs[i], t, tail);
+                                    if (tail > 1e-250 && t < 1.0 && t / tail > worst_ratio)
+                                        worst_ratio = t / tail;
+                                }
+                                double want = rbf_model_forget(cy, gs[i], RBF_MODEL_FROM_TICK, 0);
+                                double lo, hi, x, y;
+                                assert_int_equal(
+                                    rbf__model_forget_sigma(&p, sigma, ph, gs[i], &lo, &hi, 0),
+                                    RBF_OK);
+                                assert_int_equal(
+                                    rbf__model_forget_sigma(&p, sigma, ph, gs[i], &x, &y, 1),
+                                    RBF_OK);
+                                if (!(lo <= want * (1 + 1e-11) + 1e-300 &&
+                                      hi >= want * (1 - 1e-11) &&
+                                      fabs(y - want) <= 1e-11 * want && x <= y))
+                                    fail_msg("nc %d ret %d M %llu k %u sigma %llu phases %u g %llu: "
+                                             "full %.17g, bounds [%.17g, %.17g], value [%.17g, %.17g]",
+                                             nc, ret, (unsigned long long)Ms[a], ks[b],
+                                             (unsigned long long)sigma, ph,
+                                             (unsigned long long)gs[i], want, lo, hi, x, y);
+                                if (hi - lo <= 1e-12 * hi)
+                                    tight++;
+                                else if (lo > 0.0 && hi < 1.0)
+                                    loose++;
+                            }
+                            rbf_model_cycles_free(cy);
+                        }
+    /* both kinds occur: bounds that decide alone, and bounds that need the law */
+    printf("forget bounds: %d tight, %d loose; Chernoff bound / tail at most %.3g\n", tight, loose,
+           worst_ratio);
+    assert_true(tight > 20 && loose > 20);
+    /* and the bound is not vacuous: within a small factor of the tail */
+    assert_true(worst_ratio > 1.0 && worst_ratio < 100.0);
+    /* the domain */
+    rbf_model_params p = params(1000, 3, 0, 0);
+    double lo, hi;
+    assert_int_equal(rbf__model_forget_sigma(&p, 999, 1, 10, &lo, &hi, 1), RBF_EINVAL);
+    assert_int_equal(rbf__model_forget_sigma(&p, 300, 3, 10, &lo, &hi, 1), RBF_EINVAL);
+}
+
 /* ---- forgetting against the real filter */
 
 static uint64_t rng(uint64_t *s) { return rbf_splitmix64(s); }
@@ -485,6 +567,7 @@ int main(void)
         cmocka_unit_test(test_cycles_brute),
         cmocka_unit_test(test_nreal_brute),
         cmocka_unit_test(test_consistency),
+        cmocka_unit_test(test_forget_truncated),
         cmocka_unit_test(test_forget_vs_filter),
         cmocka_unit_test(test_fn_vs_sim),
         cmocka_unit_test(test_plan_remember_vs_filter),

@@ -619,6 +619,136 @@ out:
     return rc;
 }
 
+/* ---- forgetting at one gap, from a tick
+ *
+ * The forgetting probabilities after g ticks depend on the cycle-length
+ * law only through P(L = n) for n <= g + 1 and E[L].  The first come from
+ * sigma_pmf truncated at n = g + 2 (its values there are the untruncated
+ * ones: A_b(n) depends only on smaller n), so the window in n is at most
+ * g + 2 wide and levels above k (g + 2) are never reached; E[L] is the
+ * renewal sum sum_{b <= sigma} g_b = E[N_0](sigma + 1) of the
+ * non-retaining chain (minus the retained message when retaining).  Cost
+ * O(k min(sigma, k g) min(W, g)) instead of O(k sigma W) and the O(len^2)
+ * two-phase convolution: the planner's screen (plan_fn.c). */
+/* A bound on P(B_n > sigma), B_n the set bits after n messages: the bit
+ * indicators are negatively associated (balls in bins; for non-colliding
+ * hashing each message's k distinct bits form a permutation distribution),
+ * so the Chernoff bound of independent bits holds:
+ * P(B_n >= a) <= exp(-M D(a/M || p)), p = 1 - q^n the chance that a given
+ * bit is set, for a/M > p; 1 otherwise. */
+double rbf__model_fill_tail_bound(const rbf_model_params *p, uint64_t n, uint64_t sigma)
+{
+    const double M = (double)p->bits, k = (double)p->hashes;
+    const double lq = p->hashing == RBF_NON_COLLIDING ? log1p(-k / M) : k * log1p(-1.0 / M);
+    const double lnq = (double)n * lq;     /* log P(a given bit is clear) */
+    const double x = ((double)sigma + 1.0) / M; /* < 1: the caller has sigma + 1 < M */
+    const double pset = -expm1(lnq);
+    if (!(x > pset))
+        return 1.0;
+    const double D = x * log(x / pset) + (1.0 - x) * (log1p(-x) - lnq);
+    return exp(-M * D);
+}
+
+int rbf__model_forget_sigma(const rbf_model_params *p, uint64_t sigma, unsigned phases,
+                            uint64_t g, double *lo, double *hi, int exact)
+{
+    rbf_model_cycle_spec spec;
+    rbf_model_cycle_spec_init(&spec);
+    spec.phases = phases;
+    spec.sigma = sigma;
+    int rc = check_spec(p, &spec);
+    if (rc)
+        return rc;
+    if (!lo || !hi || sigma + 1 >= p->bits || g > CYC_MAX_CONV)
+        return RBF_EINVAL;
+    const int ret = (p->recycle == RBF_RETAINING);
+    rbf_model_params q = *p;
+    q.recycle = RBF_NON_RETAINING;
+    q.progress = NULL;
+    rbf_model_sigma_result sr;
+    if ((rc = rbf_model_sigma(&q, sigma + 1, &sr)))
+        return rc;
+    const double E = sr.expected_messages - (ret ? 1.0 : 0.0);
+    /* Bounds from u(n) >= P(L <= n), the Chernoff bound on the fill (L <= n
+     * iff B_n > sigma, non-retaining; B_{n+1} > sigma, retaining, L = n' - 1)
+     * and P(R = j) <= 1/E, with U = sum_{n<g} u(n):
+     *   one phase:  (g + 1 - ret - U - u(g)[non-retaining])/E <= f <= (g + 1 - ret)/E
+     *   two phases: trig <= f <= trig + U/E  (f - trig = sum_l P(L' = l) P(0 < R <= g - l)
+     *               <= E[(g - L')^+]/E = sum_{n<g} P(L' <= n)/E),
+     *   trig = 1/E non-retaining (the trigger is held nowhere), 0 retaining */
+    model_sum us;
+    msum_init(&us);
+    double ug = 0.0;
+    for (uint64_t n = 0; n <= g; n++) {
+        double u = rbf__model_fill_tail_bound(p, n + (ret ? 1 : 0), sigma);
+        if (u > 1.0)
+            u = 1.0;
+        if (n < g)
+            msum_add(&us, u);
+        else
+            ug = u;
+    }
+    const double U = msum_get(&us);
+    const double gg = (double)g + (ret ? 0.0 : 1.0), trig = ret ? 0.0 : 1.0 / E;
+    if (phases == 1) {
+        *lo = model_clamp01((gg - U - (ret ? 0.0 : ug)) / E);
+        *hi = model_clamp01(gg / E);
+    } else {
+        *lo = model_clamp01(trig);
+        *hi = model_clamp01(trig + U / E);
+    }
+    if (!exact || *hi - *lo <= 1e-12 * *hi)
+        return RBF_OK;
+    const uint64_t nmax = g + 2;
+    double *pm = rbf__malloc((nmax + 1) * sizeof *pm);
+    double *rt = rbf__calloc(nmax + 1, sizeof *rt);
+    if (!pm || !rt) {
+        rbf__free(pm);
+        rbf__free(rt);
+        return RBF_ENOMEM;
+    }
+    double lost = 0.0;
+    if ((rc = sigma_pmf(p, sigma, nmax, pm, &lost)))
+        goto done;
+    if (ret) { /* L = n - 1 */
+        memmove(pm, pm + 1, nmax * sizeof *pm);
+        pm[nmax] = 0.0;
+    }
+    /* rt[j] = P(R_tick = j), j = 0..g: non-retaining P(L > j)/E,
+     * retaining P(L >= j)/E for j >= 1 */
+    model_sum cdf;
+    msum_init(&cdf);
+    for (uint64_t j = 0; j <= g; j++) {
+        double ge = 1.0 - msum_get(&cdf); /* P(L >= j) */
+        msum_add(&cdf, pm[j]);
+        double gt = 1.0 - msum_get(&cdf); /* P(L > j) */
+        rt[j] = (ret ? (j ? ge : 0.0) : gt) / E;
+    }
+    model_sum f;
+    msum_init(&f);
+    if (phases == 1) {
+        for (uint64_t j = 0; j <= g; j++)
+            msum_add(&f, rt[j]);
+        *lo = *hi = model_clamp01(msum_get(&f));
+    } else {
+        /* the message is forgotten when the active cycle ends (R) and the
+         * next one ends too (L'): P(R + L' <= g); a non-retaining trigger
+         * (R = 0) is held nowhere */
+        const double trig0 = rt[0];
+        if (!ret)
+            rt[0] = 0.0;
+        cumsum(rt, g + 1); /* rt[m] = P(0 < R <= m) */
+        for (uint64_t l = 0; l <= g; l++)
+            if (pm[l] != 0.0)
+                msum_add(&f, pm[l] * rt[g - l]);
+        *lo = *hi = model_clamp01((ret ? 0.0 : trig0) + msum_get(&f));
+    }
+done:
+    rbf__free(pm);
+    rbf__free(rt);
+    return rc;
+}
+
 int rbf_model_cycles_new(const rbf_model_params *p, const rbf_model_cycle_spec *s,
                          rbf_model_cycles **out)
 {

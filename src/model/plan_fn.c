@@ -8,6 +8,9 @@
  * (phases, k): feasible iff its probability of forgetting a message after
  * `remember` ticks (from a tick) is <= miss.  Candidates are tried in
  * decreasing order of messages per cycle; the first feasible one wins.
+ * Each is first judged by cheap bounds on that probability
+ * (rbf__model_forget_sigma, cycles.c); only undecided ones, and the
+ * winner's reported value, run the cycle-length law up to remember + 1.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +34,9 @@ static int cand_cmp(const void *a, const void *b)
     return x->phases < y->phases ? -1 : (x->phases > y->phases);
 }
 
-static int plan_at(uint64_t bits, double eps, uint64_t remember, double miss,
+/* need_value: out->miss must be the forgetting probability (else, in the
+ * least-memory search, only feasibility counts and miss is a bound). */
+static int plan_at(uint64_t bits, double eps, uint64_t remember, double miss, int need_value,
                    const rbf_plan_options *o, rbf_plan_remember_result *out)
 {
     memset(out, 0, sizeof *out);
@@ -93,11 +98,29 @@ static int plan_at(uint64_t bits, double eps, uint64_t remember, double miss,
             if (omr > 0.0 && 1.0 / (cs[i].en0 + 1.0 / omr) > miss * (1.0 + 1e-9))
                 continue;
         }
-        rbf_model_cycles *c = NULL;
-        if ((rc = rbf_model_cycles_new(&p, &s, &c)))
-            break;
-        double f = rbf_model_forget(c, remember, RBF_MODEL_FROM_TICK, 0);
-        rbf_model_cycles_free(c);
+        double f;
+        if (cs[i].sigma + 1 < p.bits && remember <= ((uint64_t)1 << 17)) {
+            /* bounds first: most candidates are decided by them; else, or
+             * for the value reported, the cycle-length law up to
+             * remember + 1 (cycles.c) */
+            double lo, hi;
+            if ((rc = rbf__model_forget_sigma(&p, cs[i].sigma, cs[i].phases, remember, &lo, &hi,
+                                              0)))
+                break;
+            if (lo > miss)
+                continue;
+            if (!(hi <= miss && (!need_value || hi - lo <= 1e-12 * hi)) &&
+                (rc = rbf__model_forget_sigma(&p, cs[i].sigma, cs[i].phases, remember, &lo, &hi,
+                                              1)))
+                break;
+            f = hi;
+        } else {
+            rbf_model_cycles *c = NULL;
+            if ((rc = rbf_model_cycles_new(&p, &s, &c)))
+                break;
+            f = rbf_model_forget(c, remember, RBF_MODEL_FROM_TICK, 0);
+            rbf_model_cycles_free(c);
+        }
         if (f <= miss) {
             out->feasible = 1;
             out->phases = cs[i].phases;
@@ -126,7 +149,7 @@ int rbf_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
         return RBF_EINVAL;
     if (least_bits)
         *least_bits = 0;
-    int rc = plan_at(bits, eps, remember, miss, o, out);
+    int rc = plan_at(bits, eps, remember, miss, 1, o, out);
     if (rc || out->feasible || !least_bits)
         return rc;
     /* least memory: double until feasible, then bisect (assumes feasibility
@@ -137,7 +160,7 @@ int rbf_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
         if (hi > ((uint64_t)1 << 24))
             return RBF_OK; /* not found below 2^25 bits: *least_bits = 0 */
         hi *= 2;
-        if ((rc = plan_at(hi, eps, remember, miss, o, &r)))
+        if ((rc = plan_at(hi, eps, remember, miss, 0, o, &r)))
             return rc;
         if (r.feasible)
             break;
@@ -145,7 +168,7 @@ int rbf_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
     }
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if ((rc = plan_at(mid, eps, remember, miss, o, &r)))
+        if ((rc = plan_at(mid, eps, remember, miss, 0, o, &r)))
             return rc;
         if (r.feasible)
             hi = mid;
