@@ -29,14 +29,17 @@ static void help(void)
            "Simulator throughput on the paper's setup (M = 1000 bits, uniform:1000,\n"
            "sigma-bounded), one thread: arrivals per CPU-second, best of R runs\n"
            "(default 3) of A arrivals (default 20M) in one epoch; the same number for\n"
-           "the bare rbf_insert_hash loop over the same pool (the floor the simulator\n"
-           "stands on); with --python, also runs SCRIPT (bench/python_sim.py) with\n"
-           "python3 on A' arrivals (default 200k) and prints the speed ratio.\n");
+           "bare filter loops over the same pool and draws, without the bookkeeping:\n"
+           "rbf_insert_hash, rbf_insert_positions, and rbf_insert_positions_many in\n"
+           "blocks of 256 (the simulator's own path: the floor it stands on); with\n"
+           "--python, also runs SCRIPT (bench/python_sim.py) with python3 on A'\n"
+           "arrivals (default 200k) and prints the speed ratio.\n");
 }
 
 /* The bare filter loop: the same pool and index draws, no bookkeeping. */
 /* by_positions: the pool's positions computed once (rbf_positions) and
- * inserted with rbf_insert_positions, as the simulator does; else by hash. */
+ * inserted with rbf_insert_positions (1) or, as the simulator does, with
+ * rbf_insert_positions_many a block of 256 draws at a time (2); 0: by hash. */
 static double bare_loop(unsigned k, uint64_t sigma, uint64_t n, uint64_t *sink, int by_positions)
 {
     rbf_config c;
@@ -61,7 +64,22 @@ static double bare_loop(unsigned k, uint64_t sigma, uint64_t n, uint64_t *sink, 
         (void)rbf_positions(f, pool[i], pos + (size_t)i * k);
     uint64_t s = 88172645463325252ULL, fresh = 0;
     double t0 = cli_cpu_seconds();
-    if (by_positions) {
+    if (by_positions == 2) {
+        uint32_t ids[256];
+        uint8_t res[256];
+        for (uint64_t i = 0; i < n; i += 256) {
+            unsigned m = n - i < 256 ? (unsigned)(n - i) : 256u;
+            for (unsigned j = 0; j < m; j++) {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                ids[j] = (uint32_t)(((unsigned __int128)s * 1000) >> 64);
+            }
+            (void)rbf_insert_positions_many(f, pos, ids, m, res);
+            for (unsigned j = 0; j < m; j++)
+                fresh += res[j] & 1u;
+        }
+    } else if (by_positions) {
         for (uint64_t i = 0; i < n; i++) {
             s ^= s << 13;
             s ^= s >> 7;
@@ -150,7 +168,7 @@ int bench_sim_main(int argc, char **argv)
         rbf_sim_result_free(&res);
     }
     uint64_t sink = 0;
-    double bare = 0, barep = 0;
+    double bare = 0, barep = 0, barem = 0;
     for (uint64_t r = 0; r < reps; r++) {
         double b = bare_loop(k, sigma, arrivals, &sink, 0);
         if (b > bare)
@@ -158,6 +176,9 @@ int bench_sim_main(int argc, char **argv)
         b = bare_loop(k, sigma, arrivals, &sink, 1);
         if (b > barep)
             barep = b;
+        b = bare_loop(k, sigma, arrivals, &sink, 2);
+        if (b > barem)
+            barem = b;
     }
     printf("setup: M=1000 k=%u sigma=%llu colliding non-retaining, uniform:1000, %llu arrivals,"
            " one thread, best of %llu\n",
@@ -167,8 +188,10 @@ int bench_sim_main(int argc, char **argv)
            1e9 / best, fp);
     printf("bare rbf_insert_hash: %.4g inserts/s (%.2f ns per insert; checksum %llu)\n", bare,
            1e9 / bare, (unsigned long long)(sink % 1000));
-    printf("bare rbf_insert_positions (the simulator's floor): %.4g inserts/s (%.2f ns per insert)\n",
-           barep, 1e9 / barep);
+    printf("bare rbf_insert_positions: %.4g inserts/s (%.2f ns per insert)\n", barep, 1e9 / barep);
+    printf("bare rbf_insert_positions_many (the simulator's floor): %.4g inserts/s (%.2f ns per "
+           "insert)\n",
+           barem, 1e9 / barem);
     if (python) {
         char cmd[4096];
         snprintf(cmd, sizeof cmd, "python3 '%s' --arrivals %llu --hashes %u --sigma %llu", python,

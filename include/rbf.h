@@ -242,6 +242,16 @@ RBF_API int rbf_positions(const rbf *f, uint64_t hash, uint64_t *pos);
 #define RBF_RECYCLED 2
 RBF_API int rbf_insert_positions(rbf *f, const uint64_t *pos);
 
+/* The same for n messages of a table: message i's positions are
+ * pos[ids[i] * k .. ids[i] * k + k - 1] (k = the filter's hashes), and
+ * results[i] receives what rbf_insert_positions returns for it; in order,
+ * exactly as n single calls (one call per block, no call per message).
+ * Returns n, or RBF_EINVAL on a NULL argument (nothing done) or at the
+ * first message with a position outside the filter (the ones before it
+ * are done).  The simulator's path for pool workloads. */
+RBF_API int64_t rbf_insert_positions_many(rbf *f, const uint64_t *pos, const uint32_t *ids,
+                                          size_t n, uint8_t *results);
+
 /* The number of recycles so far (rbf_stats.cycles), alone and cheaply; 0
  * for NULL. */
 RBF_API uint64_t rbf_cycles(const rbf *f);

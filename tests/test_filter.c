@@ -529,6 +529,106 @@ static void test_stats_fields(void **state)
 
 /* ------------------------------------------------------- bad arguments */
 
+/* rbf_insert_positions_many is n calls of rbf_insert_positions, and both
+ * are rbf_insert_hash on the hash the positions came from: every result
+ * (with RBF_RECYCLED exactly when the filter recycled), every counter and
+ * the saved bits agree, on every variant, k from 1 to 12, concurrent or
+ * not, in blocks of random sizes over a pool of repeating messages. */
+static void test_positions_many(void **state)
+{
+    (void)state;
+    const unsigned ks[] = {1, 3, 8, 12};
+    uint64_t rs = 99;
+    int cases = 0;
+    for (size_t ki = 0; ki < 4; ki++)
+        for (unsigned ph = 1; ph <= 2; ph++)
+            for (int hi = 0; hi < 2; hi++)
+                for (int ri = 0; ri < 2; ri++)
+                    for (int nb = 0; nb < 2; nb++)
+                        for (int conc = 0; conc < 2; conc++) {
+                            const unsigned k = ks[ki];
+                            if (nb && ri)
+                                continue; /* retaining is sigma-bounded */
+                            rbf_config c = tu_config(1000, k, nb ? 0 : 150, nb ? 60 : 0,
+                                                     HASHINGS[hi], RECYCLES[ri], ph, 5);
+                            rbf *ref = make(c);
+                            c.concurrent = (unsigned)conc;
+                            rbf *one = make(c), *many = make(c);
+                            enum { POOL = 400 };
+                            static uint64_t pos[POOL * 12], hashes[POOL];
+                            for (unsigned i = 0; i < POOL; i++) {
+                                hashes[i] = tu_next(&rs);
+                                assert_int_equal(rbf_positions(ref, hashes[i], pos + i * k), (int)k);
+                            }
+                            uint32_t ids[300];
+                            uint8_t res[300];
+                            for (int round = 0; round < 40; round++) {
+                                size_t n = (size_t)tu_below(&rs, 300);
+                                for (size_t j = 0; j < n; j++)
+                                    ids[j] = (uint32_t)tu_below(&rs, POOL);
+                                assert_int_equal(rbf_insert_positions_many(many, pos, ids, n, res),
+                                                 (int64_t)n);
+                                for (size_t j = 0; j < n; j++) {
+                                    rbf_stats a, b;
+                                    rbf_get_stats(ref, &a);
+                                    int want = rbf_insert_hash(ref, hashes[ids[j]]);
+                                    rbf_get_stats(ref, &b);
+                                    want |= (b.cycles != a.cycles) * RBF_RECYCLED;
+                                    if (res[j] != want ||
+                                        rbf_insert_positions(one, pos + (uint64_t)ids[j] * k) != want)
+                                        fail_msg("k %u phases %u %s %s %s conc %d: message %zu "
+                                                 "of round %d: want %d, many %d",
+                                                 k, ph, hi ? "non-colliding" : "colliding",
+                                                 ri ? "retaining" : "non-retaining",
+                                                 nb ? "N" : "sigma", conc, j, round, want, res[j]);
+                                }
+                            }
+                            rbf_stats a, b, d;
+                            rbf_get_stats(ref, &a);
+                            rbf_get_stats(one, &b);
+                            rbf_get_stats(many, &d);
+                            assert_true(a.cycles > 1); /* the runs recycled */
+                            assert_int_equal(rbf_cycles(many), a.cycles);
+                            const uint64_t av[] = {a.bits_set, a.frozen_bits_set, a.cycles,
+                                                   a.cycle_messages, a.inserts, a.reported_new};
+                            const uint64_t bv[] = {b.bits_set, b.frozen_bits_set, b.cycles,
+                                                   b.cycle_messages, b.inserts, b.reported_new};
+                            const uint64_t dv[] = {d.bits_set, d.frozen_bits_set, d.cycles,
+                                                   d.cycle_messages, d.inserts, d.reported_new};
+                            for (int i = 0; i < 6; i++) {
+                                assert_int_equal(bv[i], av[i]);
+                                assert_int_equal(dv[i], av[i]);
+                            }
+                            uint64_t la, ld;
+                            uint8_t *sa = tu_saved(ref, &la), *sd = tu_saved(many, &ld);
+                            assert_int_equal(la, ld);
+                            assert_memory_equal(sa, sd, la);
+                            free(sa);
+                            free(sd);
+                            /* a position outside the filter: the messages before it are done */
+                            uint64_t bad[12 * 3];
+                            memcpy(bad, pos, 2 * k * sizeof *bad);
+                            for (unsigned j = 0; j < k; j++)
+                                bad[2 * k + j] = j == k - 1 ? 1000 : pos[j];
+                            const uint32_t bids[3] = {0, 1, 2};
+                            rbf_get_stats(many, &a);
+                            assert_int_equal(rbf_insert_positions_many(many, bad, bids, 3, res),
+                                             RBF_EINVAL);
+                            rbf_get_stats(many, &b);
+                            assert_int_equal(b.inserts, a.inserts + 2);
+                            assert_int_equal(rbf_insert_positions_many(many, NULL, bids, 1, res),
+                                             RBF_EINVAL);
+                            assert_int_equal(rbf_insert_positions_many(NULL, pos, bids, 1, res),
+                                             RBF_EINVAL);
+                            assert_int_equal(rbf_insert_positions_many(many, pos, bids, 0, NULL), 0);
+                            rbf_free(ref);
+                            rbf_free(one);
+                            rbf_free(many);
+                            cases++;
+                        }
+    assert_int_equal(cases, 4 * 2 * 2 * 3 * 2);
+}
+
 static void test_null_arguments(void **state)
 {
     (void)state;
@@ -705,6 +805,7 @@ int main(void)
         cmocka_unit_test(test_rbf_recycle),
         cmocka_unit_test(test_stats_fields),
         cmocka_unit_test(test_null_arguments),
+        cmocka_unit_test(test_positions_many),
         cmocka_unit_test(test_lockstep_every_variant),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -424,7 +424,8 @@ static unsigned merge_pairs(const uint64_t *w, const uint64_t *m, unsigned n, ui
     return u;
 }
 
-/* The slow path: the single-writer decision on exact counts. */
+/* The slow path: the single-writer decision on exact counts.  Returns the
+ * result plus RBF_RECYCLED when this insertion recycled the filter. */
 static RBF_NOINLINE int insert_slow(struct rbf *f, const uint64_t *w, const uint64_t *m, unsigned n)
 {
     struct rbf_conc *c = f->conc;
@@ -440,12 +441,13 @@ static RBF_NOINLINE int insert_slow(struct rbf *f, const uint64_t *w, const uint
     const uint64_t *fr = LD(c->frozen);
     ST(c->inserts, LD(c->inserts) + 1);
     unsigned d = clear_count(a, w, m, n);
-    int res = 0;
+    int res = 0, recycled = 0;
     if (d > 0) {
         int seen_frozen = fr && all_set_pairs(fr, w, m, n);
         uint64_t b = LD(c->b), cc = LD(c->c);
         if (b + d > c->limit_bits) { /* sigma would be passed: recycle instead */
             recycle_locked(f);
+            recycled = 1;
             if (f->cfg.recycle == RBF_RETAINING) {
                 ST(c->b, or_pairs(LD(c->active), w, m, n));
                 ST(c->c, 1);
@@ -454,15 +456,17 @@ static RBF_NOINLINE int insert_slow(struct rbf *f, const uint64_t *w, const uint
             or_pairs(a, w, m, n);
             ST(c->b, b + d);
             ST(c->c, cc + 1);
-            if (cc + 1 >= f->limit_msgs) /* the N-th */
+            if (cc + 1 >= f->limit_msgs) { /* the N-th */
                 recycle_locked(f);
+                recycled = 1;
+            }
         }
         res = !seen_frozen;
         if (res)
             ST(c->reported_new, LD(c->reported_new) + 1);
     }
     exclusive_end(f);
-    return res;
+    return res | recycled << 1;
 }
 
 /* Take `need` of a budget (what the slot has plus a chunk) from a pool that
@@ -503,6 +507,8 @@ static inline unsigned test_or_pairs(uint64_t *a, const uint64_t *w, const uint6
     return d;
 }
 
+/* Returns 1 (reported new) or 0, plus RBF_RECYCLED when this insertion
+ * recycled the filter (only the slow path does). */
 static int insert_pairs(struct rbf *f, const uint64_t *w, const uint64_t *m, unsigned n)
 {
     struct rbf_conc *c = f->conc;
@@ -562,6 +568,13 @@ int rbf__conc_insert_hash(struct rbf *f, uint64_t hash)
 {
     uint64_t w[RBF_MAX_HASHES], m[RBF_MAX_HASHES];
     unsigned n = hash_pairs(f, hash, w, m);
+    return insert_pairs(f, w, m, n) & 1;
+}
+
+int rbf__conc_insert_positions(struct rbf *f, const uint64_t *pos)
+{
+    uint64_t w[RBF_MAX_HASHES], m[RBF_MAX_HASHES];
+    unsigned n = flat_pairs(f, pos, w, m);
     return insert_pairs(f, w, m, n);
 }
 
@@ -612,7 +625,7 @@ int64_t rbf__conc_batch(struct rbf *f, int insert, const uint64_t *hashes,
                            m + j * k);
     for (size_t i = 0, slot = 0; i < n; i++) {
         uint64_t *sw = w + slot * k, *sm = m + slot * k;
-        int res = insert ? insert_pairs(f, sw, sm, np[slot])
+        int res = insert ? insert_pairs(f, sw, sm, np[slot]) & 1
                          : contains_pairs(f->conc, sw, sm, np[slot]);
         if (results)
             results[i] = (uint8_t)res;

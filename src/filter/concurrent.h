@@ -24,6 +24,9 @@ void rbf__conc_detach(struct rbf *f);
 /* The public calls on a concurrent filter. */
 int rbf__conc_insert_hash(struct rbf *f, uint64_t hash);
 int rbf__conc_contains_hash(const struct rbf *f, uint64_t hash);
+/* rbf_insert_positions: the result plus RBF_RECYCLED when this insertion
+ * recycled the filter. */
+int rbf__conc_insert_positions(struct rbf *f, const uint64_t *pos);
 int64_t rbf__conc_batch(struct rbf *f, int insert, const uint64_t *hashes,
                         const void *const *keys, const size_t *lens, size_t n,
                         uint8_t *results);

@@ -123,16 +123,16 @@ typedef struct sim_epoch {
  * with rbf_positions) and the filter is driven by rbf_insert_positions,
  * which is rbf_insert_hash on `hash` without recomputing them; the loops
  * pass a constant NULL or not, so each compiles to one path. */
-static inline __attribute__((always_inline)) unsigned sim_step(sim_epoch *e, uint64_t *st,
-                                                               uint64_t hash, const uint64_t *pos)
+/* The bookkeeping of one arrival after the filter answered `ri`; `flagged`
+ * (a constant): ri carries RBF_RECYCLED (the positions calls). */
+static inline __attribute__((always_inline)) unsigned sim_account(sim_epoch *e, uint64_t *st,
+                                                                  unsigned ri, int flagged)
 {
     const uint64_t v = *st;
     const uint64_t hc = v >> 2;
     const unsigned held = hc + e->lag >= e->cyc;
     const unsigned before = (unsigned)(v & 1);
     const unsigned fpflag = (unsigned)(v >> 1) & 1;
-    const unsigned ri = pos ? (unsigned)rbf_insert_positions(e->f, pos)
-                            : (unsigned)rbf_insert_hash(e->f, hash);
     const unsigned rn = ri & 1u; /* 1 new, 0 seen */
     const unsigned isnew = !held;
     const unsigned fp = isnew & (rn ^ 1);
@@ -144,7 +144,7 @@ static inline __attribute__((always_inline)) unsigned sim_step(sim_epoch *e, uin
     e->c.repeats += before;
     e->c.false_negatives += before & rn;
     e->c.anomalies += held & rn;
-    const unsigned newflag = isnew ? fp : fpflag;
+    const unsigned newflag = fp | (held & fpflag); /* isnew ? fp : fpflag, without a branch */
 
     uint64_t cyc2;
     if (e->oracle) {
@@ -154,7 +154,7 @@ static inline __attribute__((always_inline)) unsigned sim_step(sim_epoch *e, uin
             e->oracle_new = 0;
             cyc2++;
         }
-    } else if (pos) {
+    } else if (flagged) {
         cyc2 = e->cyc + (ri >> 1); /* RBF_RECYCLED: at most one recycle per insertion */
     } else if (rn | e->lag) {
         /* One-phase filters recycle only on a bit-setting insertion, which
@@ -177,6 +177,14 @@ static inline __attribute__((always_inline)) unsigned sim_step(sim_epoch *e, uin
     *st = nhc << 2 | (uint64_t)newflag << 1 | 1;
     return isnew * RBF_SIM_FNEW | fp * RBF_SIM_FFP | each * RBF_SIM_FEACH |
            before * RBF_SIM_FREPEAT | (before & rn) * RBF_SIM_FFN | recycled * RBF_SIM_FRECYCLE;
+}
+
+static inline __attribute__((always_inline)) unsigned sim_step(sim_epoch *e, uint64_t *st,
+                                                               uint64_t hash, const uint64_t *pos)
+{
+    const unsigned ri = pos ? (unsigned)rbf_insert_positions(e->f, pos)
+                            : (unsigned)rbf_insert_hash(e->f, hash);
+    return sim_account(e, st, ri, pos != NULL);
 }
 
 static int epoch_open(const rbf_sim_config *cfg, sim_epoch *e)
@@ -228,23 +236,34 @@ static void run_pool(sim_epoch *ep, sim_rng *rp, const sim_alias *zipf, uint64_t
 {
     sim_epoch e = *ep;
     sim_rng r = *rp;
-    if (pos && zipf) {
+    if (pos && !e.oracle) {
+        /* A block at a time: the draws (they do not depend on the filter),
+         * the filter's answers in one call, then the bookkeeping in order:
+         * the same sequence as one arrival at a time.  (The oracle
+         * recycles the filter itself between arrivals: below.) */
+        uint32_t ids[256];
+        uint8_t res[256];
+        for (uint64_t t = 0; t < n; t += 256) {
+            unsigned m = n - t < 256 ? (unsigned)(n - t) : 256u;
+            if (zipf)
+                for (unsigned j = 0; j < m; j++)
+                    ids[j] = (uint32_t)sim_alias_draw(zipf, sim_rng_next(&r));
+            else
+                for (unsigned j = 0; j < m; j++)
+                    ids[j] = (uint32_t)sim_reduce(sim_rng_next(&r), pool);
+            (void)rbf_insert_positions_many(e.f, pos, ids, m, res);
+            for (unsigned j = 0; j < m; j++)
+                (void)sim_account(&e, &state[ids[j]], res[j], 1);
+        }
+    } else if (pos && zipf) {
         for (uint64_t t = 0; t < n; t++) {
             uint64_t id = sim_alias_draw(zipf, sim_rng_next(&r));
             (void)sim_step(&e, &state[id], 0, pos + id * k);
         }
     } else if (pos) {
-        /* the draws first, a block at a time (they do not depend on the
-         * filter), then the arrivals: the same sequence, less latency */
-        uint32_t ids[256];
-        for (uint64_t t = 0; t < n; t += 256) {
-            unsigned m = n - t < 256 ? (unsigned)(n - t) : 256u;
-            for (unsigned j = 0; j < m; j++)
-                ids[j] = (uint32_t)sim_reduce(sim_rng_next(&r), pool);
-            for (unsigned j = 0; j < m; j++) {
-                uint64_t id = ids[j];
-                (void)sim_step(&e, &state[id], 0, pos + id * k);
-            }
+        for (uint64_t t = 0; t < n; t++) {
+            uint64_t id = sim_reduce(sim_rng_next(&r), pool);
+            (void)sim_step(&e, &state[id], 0, pos + id * k);
         }
     } else if (zipf) {
         for (uint64_t t = 0; t < n; t++) {
