@@ -86,6 +86,7 @@ static int plan_at(uint64_t bits, double eps, uint64_t remember, double miss, in
         p.hashes = cs[i].k;
         p.hashing = ((o->hashing == RBF_NON_COLLIDING)) ? RBF_NON_COLLIDING : RBF_COLLIDING;
         p.recycle = ((o->recycle == RBF_RETAINING)) ? RBF_RETAINING : RBF_NON_RETAINING;
+        p.method = o->method; /* E[L] by the plan's own method */
         rbf_model_cycle_spec s;
         rbf_model_cycle_spec_init(&s);
         s.phases = cs[i].phases;
