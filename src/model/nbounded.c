@@ -80,6 +80,12 @@ typedef struct bdist {
     double *p;       /* p[b - lo] */
     double *aux;     /* second array for the conditioned step */
     size_t cap;
+    /* Per-level values over [cb, cb + ccap), computed once and reused while
+     * the window moves through (the same calls, so the same doubles): rho,
+     * 1 - rho, and (colliding) the hash factors b/M and (M - b)/M. */
+    uint64_t cb;
+    size_t ccap;
+    double *crho, *comr, *cx, *cy;
 } bdist;
 
 #define BDIST_TINY 1e-30
@@ -106,6 +112,52 @@ static void bdist_free(bdist *d)
 {
     rbf__free(d->p);
     rbf__free(d->aux);
+    rbf__free(d->crho);
+    rbf__free(d->comr);
+    rbf__free(d->cx);
+    rbf__free(d->cy);
+}
+
+static inline double hx(const bdist *d, unsigned q, uint64_t b);
+static inline double hmove(const bdist *d, unsigned q, uint64_t b);
+
+/* The per-level cache covers [lo, min(hi + k, M)]: rebuilt, twice as wide
+ * as needed, when the window leaves it (amortised O(k) levels a message). */
+static int bdist_cache(bdist *d)
+{
+    uint64_t to = d->hi + d->hashes + 1;
+    if (to > d->bits)
+        to = d->bits;
+    if (d->crho && d->lo >= d->cb && to < d->cb + d->ccap)
+        return RBF_OK;
+    size_t want = 2 * (size_t)(to - d->lo + 1) + 64;
+    if (want > d->ccap) {
+        double *a = rbf__realloc(d->crho, want * sizeof *a);
+        if (!a)
+            return RBF_ENOMEM;
+        d->crho = a;
+        if (!(a = rbf__realloc(d->comr, want * sizeof *a)))
+            return RBF_ENOMEM;
+        d->comr = a;
+        if (!(a = rbf__realloc(d->cx, want * sizeof *a)))
+            return RBF_ENOMEM;
+        d->cx = a;
+        if (!(a = rbf__realloc(d->cy, want * sizeof *a)))
+            return RBF_ENOMEM;
+        d->cy = a;
+        d->ccap = want;
+    }
+    d->cb = d->lo;
+    for (size_t i = 0; i < d->ccap; i++) {
+        uint64_t b = d->cb + i;
+        if (b > d->bits)
+            b = d->bits; /* never read past M */
+        d->crho[i] = rbf__model_rho(d->bits, d->hashes, d->nc, b);
+        d->comr[i] = rbf__model_one_minus_rho(d->bits, d->hashes, d->nc, b);
+        d->cx[i] = hx(d, 0, b);
+        d->cy[i] = hmove(d, 0, b);
+    }
+    return RBF_OK;
 }
 
 /* Make room for hi + k. */
@@ -148,6 +200,16 @@ static inline double hmove(const bdist *d, unsigned q, uint64_t b)
 /* One hash (phase q) on array a over [lo, hi] -> [lo, hi+1] (capped at M). */
 static void hash_step(const bdist *d, double *a, uint64_t hi, unsigned q)
 {
+    if (!d->nc) {
+        /* colliding: the factors do not depend on q, from the cache; the
+         * same products and sums as below (a is zero past hi) */
+        uint64_t top = hi < d->bits ? hi + 1 : hi;
+        const double *x = d->cx + (d->lo - d->cb), *y = d->cy + (d->lo - d->cb);
+        for (size_t o = (size_t)(top - d->lo); o > 0; o--)
+            a[o] = a[o] * x[o] + a[o - 1] * y[o - 1];
+        a[0] = a[0] * x[0] + 0.0;
+        return;
+    }
     uint64_t top = hi < d->bits ? hi + 1 : hi;
     for (uint64_t b = top;; b--) {
         size_t o = (size_t)(b - d->lo);
@@ -177,10 +239,24 @@ static void bdist_trim(bdist *d)
         d->p[t] = 0.0;
 }
 
+static inline double rho_at(const bdist *d, uint64_t b)
+{
+    return d->crho && b >= d->cb && b - d->cb < d->ccap
+               ? d->crho[b - d->cb]
+               : rbf__model_rho(d->bits, d->hashes, d->nc, b);
+}
+
+static inline double omr_at(const bdist *d, uint64_t b)
+{
+    return d->comr && b >= d->cb && b - d->cb < d->ccap
+               ? d->comr[b - d->cb]
+               : rbf__model_one_minus_rho(d->bits, d->hashes, d->nc, b);
+}
+
 /* One message, unconditioned. */
 static int bdist_message(bdist *d)
 {
-    if (bdist_reserve(d))
+    if (bdist_reserve(d) || bdist_cache(d))
         return RBF_ENOMEM;
     for (unsigned q = 0; q < d->hashes; q++) {
         hash_step(d, d->p, d->hi, q);
@@ -195,27 +271,35 @@ static int bdist_message(bdist *d)
  * guarantees rho(b) < 1 on the window. */
 static int bdist_message_cond(bdist *d)
 {
-    if (bdist_reserve(d))
+    if (bdist_reserve(d) || bdist_cache(d))
         return RBF_ENOMEM;
     size_t n = (size_t)(d->hi - d->lo) + 1;
+    const double *omr = d->comr + (d->lo - d->cb);
     /* aux: messages that have not set a bit yet (still at their level),
      * p: messages that have.  Start with P(b) / (1 - rho(b)) in aux. */
     for (size_t o = 0; o < n; o++) {
-        uint64_t b = d->lo + o;
-        d->aux[o] = d->p[o] / rbf__model_one_minus_rho(d->bits, d->hashes, d->nc, b);
+        d->aux[o] = d->p[o] / omr[o];
         d->p[o] = 0.0;
     }
     uint64_t hi = d->hi;
+    const double *x = d->cx + (d->lo - d->cb), *y = d->cy + (d->lo - d->cb);
     for (unsigned q = 0; q < d->hashes; q++) {
         /* p: ordinary step; then add the aux messages that now move */
         uint64_t top = hi < d->bits ? hi + 1 : hi;
         hash_step(d, d->p, hi, q);
-        for (uint64_t b = top; b > d->lo; b--) {
-            size_t o = (size_t)(b - d->lo);
-            d->p[o] += d->aux[o - 1] * hmove(d, q, b - 1);
+        if (!d->nc) { /* the factors from the cache (colliding: no q) */
+            for (size_t o = (size_t)(top - d->lo); o > 0; o--)
+                d->p[o] += d->aux[o - 1] * y[o - 1];
+            for (size_t o = 0; o < n; o++)
+                d->aux[o] *= x[o];
+        } else {
+            for (uint64_t b = top; b > d->lo; b--) {
+                size_t o = (size_t)(b - d->lo);
+                d->p[o] += d->aux[o - 1] * hmove(d, q, b - 1);
+            }
+            for (size_t o = 0; o < n; o++)
+                d->aux[o] *= hx(d, q, d->lo + o);
         }
-        for (size_t o = 0; o < n; o++)
-            d->aux[o] *= hx(d, q, d->lo + o);
         hi = top;
     }
     d->hi = hi;
@@ -236,10 +320,10 @@ static double bdist_mean_rho(const bdist *d, double *w)
         double pb = d->p[b - d->lo];
         if (pb == 0.0)
             continue;
-        double r = rbf__model_rho(d->bits, d->hashes, d->nc, b);
+        double r = rho_at(d, b);
         msum_add(&s, pb * r);
         if (w) {
-            double om = rbf__model_one_minus_rho(d->bits, d->hashes, d->nc, b);
+            double om = omr_at(d, b);
             if (om > 0.0)
                 msum_add(&t, pb * r / om);
             else
