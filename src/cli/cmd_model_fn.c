@@ -4,6 +4,7 @@
  * two-phase N-bounded filter (--phases 2 --messages N).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,9 +160,47 @@ int cli_model_fn(const cli_model_fn_args *a)
     rbf_model_fn_result fr;
     memset(&fr, 0, sizeof fr);
     rbf_model_cycles *c = NULL;
-    rc = rbf_model_cycles_new(&p, &s, &c);
-    if (!rc && a->fn)
-        rc = rbf_model_fn(&p, &s, &w, &fr);
+    /* Without --fn only the rate and the mean cycle are printed: for the
+     * oracle and a saturated two-phase real user they follow from the
+     * N-bounded rates (any N, milliseconds past 2^22 messages) without the
+     * cycle-length law, which would be N entries long. */
+    double fp = 0.0, mean = 0.0;
+    uint64_t saturated = 0;
+    int direct = 0;
+    if (!a->fn && a->messages) {
+        rbf_model_n_result nr;
+        rbf_model_params q = p;
+        if (!a->oracle)
+            q.method = RBF_MODEL_ASYMPTOTIC; /* only whether the filter fills (exact_real = 1),
+                                                which the fast method decides conservatively */
+        if ((rc = rbf_model_nbounded(&q, a->messages, &nr))) {
+            cli_progress_end();
+            return lib_fail(rc);
+        }
+        saturated = nr.saturated_at;
+        if (a->oracle) {
+            /* one cycle is N ticks; two phases: held by neither filter */
+            fp = a->phases == 2 ? 1.0 - (1.0 - nr.exact_oracle) * (1.0 - nr.exact_worst)
+                                : nr.exact_oracle;
+            mean = (double)a->messages;
+            direct = 1;
+        } else if (nr.exact_real >= 1.0) {
+            /* the active filter fills before its N-th bit-setting message:
+             * it never recycles, every new message is a false positive */
+            fp = 1.0;
+            mean = INFINITY;
+            direct = 1;
+        }
+    }
+    if (!direct) {
+        rc = rbf_model_cycles_new(&p, &s, &c);
+        if (!rc && a->fn)
+            rc = rbf_model_fn(&p, &s, &w, &fr);
+        if (!rc) {
+            fp = rbf_model_cycles_fp(c);
+            mean = rbf_model_cycles_mean(c);
+        }
+    }
     cli_progress_end();
     free(gaps);
     free(prob);
@@ -183,9 +222,18 @@ int cli_model_fn(const cli_model_fn_args *a)
         if (a->phases == 2)
             printf(", \"bits_per_filter\": %llu", (unsigned long long)(a->bits / 2));
         printf(", \"fp\": ");
-        cli_json_double(stdout, rbf_model_cycles_fp(c));
+        cli_json_double(stdout, fp);
         printf(", \"cycle_mean\": ");
-        cli_json_double(stdout, rbf_model_cycles_mean(c));
+        if (isinf(mean))
+            printf("null");
+        else
+            cli_json_double(stdout, mean);
+        if (a->messages) {
+            if (saturated)
+                printf(", \"saturated_at\": %llu", (unsigned long long)saturated);
+            else
+                printf(", \"saturated_at\": null");
+        }
         if (a->fn) {
             printf(", \"workload\": ");
             cli_json_string(stdout, a->fn);
@@ -212,10 +260,19 @@ int cli_model_fn(const cli_model_fn_args *a)
             printf("sigma              %llu\n", (unsigned long long)a->sigma);
         else
             printf("messages           %llu\n", (unsigned long long)a->messages);
-        printf("fp                 %.12g   (average false-positive rate)\n", rbf_model_cycles_fp(c));
-        printf("cycle_mean         %.12g   (ticks per cycle: arrivals the active filter\n"
-               "                                  does not hold, false positives included)\n",
-               rbf_model_cycles_mean(c));
+        printf("fp                 %.12g   (average false-positive rate)\n", fp);
+        if (isinf(mean))
+            printf("cycle_mean         infinite (the active filter fills before its N-th\n"
+                   "                   bit-setting message and never recycles: every new\n"
+                   "                   message is a false positive)\n");
+        else
+            printf("cycle_mean         %.12g   (ticks per cycle: arrivals the active filter\n"
+                   "                                  does not hold, false positives included)\n",
+                   mean);
+        if (saturated)
+            printf("saturated          from n = %llu messages every bit of a filter is set:\n"
+                   "                   the rates past it are in closed form\n",
+                   (unsigned long long)saturated);
         if (a->fn) {
             printf("workload           %s\n", a->fn);
             printf("fn                 %.12g   (false negatives / repeats, steady state)\n", fr.fn);

@@ -54,6 +54,35 @@ CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" oracle)" = True ] || bad "oracle not ec
 CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" fn)" = null ] || bad "fn not null without --fn"
 CHECKS=$((CHECKS + 1)); near "$(jget "$OUT" fp)" 0.00183942003614 1e-9 || bad "oracle fp"
 
+# 10^12 messages answer at once (no cycle-length law of 10^12 entries):
+# the oracle from the N-bounded rates of the same N (two phases: held by
+# neither filter), the two-phase real user 1 once its active filter fills
+# (it never recycles)
+for B in 1000 1Mi 1Ti; do
+  CMD=model expect_ok --bits "$B" --hashes 7 --messages 1T --json; cp "$OUT" "$TMPD/one.json"
+  CMD=model expect_ok --bits "$B" --hashes 7 --messages 1T --oracle --json; cp "$OUT" "$TMPD/or1.json"
+  D="$((${B%%[KMGT]*} * 2))${B##*[0-9]}" # two filters of B bits each
+  CMD=model expect_ok --bits "$D" --hashes 7 --messages 1T --oracle --phases 2 --json; cp "$OUT" "$TMPD/or2.json"
+  CMD=model expect_ok --bits "$D" --hashes 7 --messages 1T --phases 2 --json
+  CHECKS=$((CHECKS + 1))
+  python3 - "$TMPD" "$OUT" <<'PY' || bad "--bits $B --messages 1T: oracle / two-phase"
+import json, sys
+d = sys.argv[1]
+one, or1, or2 = (json.load(open(f"{d}/{n}.json")) for n in ("one", "or1", "or2"))
+two = json.load(open(sys.argv[2]))
+assert or1["fp"] == one["exact_oracle"] and or1["cycle_mean"] == 1e12, (or1, one)
+# two filters of the one-phase filter's size: the oracle's two-phase rate
+# from that size's worst and oracle rates
+w, o = one["exact_worst"], one["exact_oracle"]
+assert abs(or2["fp"] - (1 - (1 - o) * (1 - w))) <= 1e-15, (or2, one)
+assert one["exact_real"] == 1 and two["fp"] == 1 and two["cycle_mean"] is None, (one, two)
+assert two["saturated_at"] == one["saturated_at"], (two, one)
+PY
+done
+# below saturation, the same values as the cycle-length law gives
+CMD=model expect_ok --bits 1000 --hashes 5 --messages 100 --oracle --phases 2 --json
+CHECKS=$((CHECKS + 1)); near "$(jget "$OUT" cycle_mean)" 100 1e-12 || bad "oracle two-phase cycle"
+
 # plan --remember: a choice with its phases, or the least memory
 CMD=plan expect_ok --bits 1000 --fp 0.01 --remember 50 --miss 0.05 --json
 CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" phases)" = 2 ] || bad "remember 50: phases $(jget "$OUT" phases)"
