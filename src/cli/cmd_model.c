@@ -630,6 +630,9 @@ int cmd_model(int argc, char **argv)
         /* the cycle-length models (cmd_model_fn.c) */
         if (fa.oracle && !have_messages)
             return cli_usage(CMD, "--oracle: applies to --messages only");
+        if (o.blocked)
+            return cli_usage(CMD, "--layout blocked: not with --fn, --oracle or two-phase "
+                                  "--messages (those models are of the flat layout)");
         if (o.curve)
             return cli_usage(CMD, "--curve: not with --fn, --oracle or two-phase --messages");
         if (have_method && o.paper)

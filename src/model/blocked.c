@@ -1058,6 +1058,49 @@ int rbf__model_blocked_n_w(const rbf_model_params *p, unsigned W, uint64_t messa
     memset(&bw, 0, sizeof bw);
     if ((rc = binom_window(&bw, N, B)))
         goto done;
+    if (bw.lo + bw.n - 1 > BLK_LCAP) {
+        /* Loads past what the chain follows: from the load Lf on, a block
+         * is full but for 1e-30 (the chain's window is the single level
+         * W), so E[rho | L] = 1 for L >= Lf and the sums close:
+         *   worst  = sum_L P(X = L) a[min(L, Lf)],
+         *   oracle = (sum_{L<Lf} P(X > L) a[L] + sum_{L>=Lf} P(X > L)) B/N,
+         *   sum_{L>=Lf} P(X > L) = E[X] - sum_{L<Lf} P(X > L),  E[X] = N/B. */
+        uint64_t Lf = x.ch.L;
+        for (;;) {
+            if ((rc = chain_extend(&x.ch, Lf)))
+                goto done;
+            if (x.ch.pb_lo[Lf] == W && x.ch.pb_n[Lf] == 1)
+                break;
+            Lf++;
+        }
+        model_sum sw, so, below;
+        msum_init(&sw);
+        msum_init(&so);
+        msum_init(&below);
+        double tail = 0.0; /* P(X > L) for L inside the window, from the top */
+        double *tl = rbf__malloc(bw.n * sizeof *tl);
+        if (!tl) {
+            rc = RBF_ENOMEM;
+            goto done;
+        }
+        for (size_t i = bw.n; i-- > 0;) {
+            tl[i] = tail;
+            tail += bw.w[i];
+        }
+        for (size_t i = 0; i < bw.n; i++) {
+            uint64_t L = bw.lo + i;
+            msum_add(&sw, bw.w[i] * x.ch.a[L < Lf ? L : Lf]);
+        }
+        for (uint64_t L = 0; L < Lf; L++) {
+            double gt = L < bw.lo ? 1.0 : L - bw.lo < bw.n ? tl[L - bw.lo] : 0.0;
+            msum_add(&so, gt * x.ch.a[L]);
+            msum_add(&below, gt);
+        }
+        rbf__free(tl);
+        msum_add(&so, (double)N / (double)B - msum_get(&below));
+        out->exact_worst = model_clamp01(msum_get(&sw));
+        out->exact_oracle = model_clamp01(msum_get(&so) * (double)B / (double)N);
+    } else {
     if ((rc = chain_extend(&x.ch, bw.lo + bw.n - 1)))
         goto done;
     {
@@ -1085,6 +1128,7 @@ int rbf__model_blocked_n_w(const rbf_model_params *p, unsigned W, uint64_t messa
         rbf__free(tl);
         out->exact_worst = model_clamp01(msum_get(&sw));
         out->exact_oracle = model_clamp01(msum_get(&so) * (double)B / (double)N);
+    }
     }
 
     /* real user */

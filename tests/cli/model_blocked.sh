@@ -51,6 +51,27 @@ python3 -c "import json,sys; d=json.load(open('$OUT')); sys.exit(0 if d['blocks_
 expect_ok $ARGS
 grep -q "blocked (128 blocks of 512 bits" "$OUT" || bad "$ARGS: table"
 
+# loads past the 65536 a block's chain follows (10^12 messages): from the
+# load where a block is surely full the rates close; (1 - oracle) N is then
+# the same constant whichever path sums it (below the cap at 4*10^4 and
+# 6*10^4 messages, past it at 1.3*10^5 and 10^12)
+for N in 40000 60000 130000 1T; do
+  expect_ok --bits 1024 --hashes 7 --messages $N --layout blocked --json; cp "$OUT" "$WORK/blk_$N.json"
+done
+CHECKS=$((CHECKS + 1))
+python3 - "$WORK" <<'PY' || bad "blocked N-bounded past the load cap"
+import json, sys
+d = {n: json.load(open(f"{sys.argv[1]}/blk_{n}.json")) for n in ("40000", "60000", "130000", "1T")}
+c = {n: (1 - v["exact_oracle"]) * (1e12 if n == "1T" else float(n)) for n, v in d.items()}
+ref = c["40000"]
+for n, v in c.items():
+    tol = 1e-6 if n == "1T" else 1e-10  # at 10^12, 1 - oracle is 4e-10: rounding of oracle
+    assert abs(v / ref - 1) <= tol, (n, v, ref)
+for v in d.values():
+    assert v["exact_worst"] > 1 - 1e-12 and v["exact_real"] == 1, v
+PY
+expect_usage "--layout" --bits 1Mi --hashes 7 --messages 100 --layout blocked --phases 2
+expect_usage "--layout" --bits 1Mi --hashes 7 --messages 100 --layout blocked --oracle
 expect_usage "--layout" --bits 1000 --hashes 3 --sigma 300 --layout blocked
 expect_usage "--layout" --bits 1536 --hashes 3 --sigma 300 --layout blocked --phases 2
 expect_usage "--layout" --bits 1024 --hashes 3 --sigma 300 --layout blocked --curve
