@@ -545,12 +545,15 @@ static void test_positions_many(void **state)
             for (int hi = 0; hi < 2; hi++)
                 for (int ri = 0; ri < 2; ri++)
                     for (int nb = 0; nb < 2; nb++)
-                        for (int conc = 0; conc < 2; conc++) {
+                        for (int conc = 0; conc < 2; conc++)
+                        for (int blk = 0; blk < 2; blk++) {
                             const unsigned k = ks[ki];
                             if (nb && ri)
                                 continue; /* retaining is sigma-bounded */
-                            rbf_config c = tu_config(1000, k, nb ? 0 : 150, nb ? 60 : 0,
-                                                     HASHINGS[hi], RECYCLES[ri], ph, 5);
+                            /* blocked: whole blocks of 512 bits per filter */
+                            rbf_config c = tu_config(blk ? 1024 * ph : 1000, k, nb ? 0 : 150,
+                                                     nb ? 60 : 0, HASHINGS[hi], RECYCLES[ri], ph, 5);
+                            c.layout = blk ? RBF_LAYOUT_BLOCKED : RBF_LAYOUT_FLAT;
                             rbf *ref = make(c);
                             c.concurrent = (unsigned)conc;
                             rbf *one = make(c), *many = make(c);
@@ -576,11 +579,12 @@ static void test_positions_many(void **state)
                                     want |= (b.cycles != a.cycles) * RBF_RECYCLED;
                                     if (res[j] != want ||
                                         rbf_insert_positions(one, pos + (uint64_t)ids[j] * k) != want)
-                                        fail_msg("k %u phases %u %s %s %s conc %d: message %zu "
-                                                 "of round %d: want %d, many %d",
+                                        fail_msg("k %u phases %u %s %s %s conc %d blocked %d: "
+                                                 "message %zu of round %d: want %d, many %d",
                                                  k, ph, hi ? "non-colliding" : "colliding",
                                                  ri ? "retaining" : "non-retaining",
-                                                 nb ? "N" : "sigma", conc, j, round, want, res[j]);
+                                                 nb ? "N" : "sigma", conc, blk, j, round, want,
+                                                 res[j]);
                                 }
                             }
                             rbf_stats a, b, d;
@@ -609,7 +613,7 @@ static void test_positions_many(void **state)
                             uint64_t bad[12 * 3];
                             memcpy(bad, pos, 2 * k * sizeof *bad);
                             for (unsigned j = 0; j < k; j++)
-                                bad[2 * k + j] = j == k - 1 ? 1000 : pos[j];
+                                bad[2 * k + j] = j == k - 1 ? c.bits : pos[j];
                             const uint32_t bids[3] = {0, 1, 2};
                             rbf_get_stats(many, &a);
                             assert_int_equal(rbf_insert_positions_many(many, bad, bids, 3, res),
@@ -626,7 +630,7 @@ static void test_positions_many(void **state)
                             rbf_free(many);
                             cases++;
                         }
-    assert_int_equal(cases, 4 * 2 * 2 * 3 * 2);
+    assert_int_equal(cases, 4 * 2 * 2 * 3 * 2 * 2);
 }
 
 static void test_null_arguments(void **state)
