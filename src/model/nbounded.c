@@ -316,6 +316,29 @@ static double bdist_mean_rho(const bdist *d, double *w)
     msum_init(&s);
     msum_init(&t);
     int inf = 0;
+    if (d->crho && d->lo >= d->cb && d->hi - d->cb < d->ccap) {
+        /* the window is in the cache: a loop without calls, so that the
+         * sums stay in registers (the same terms in the same order) */
+        const double *P = d->p, *R = d->crho + (d->lo - d->cb), *O = d->comr + (d->lo - d->cb);
+        const size_t n = (size_t)(d->hi - d->lo) + 1;
+        for (size_t o = 0; o < n; o++) {
+            double pb = P[o];
+            if (pb == 0.0)
+                continue;
+            double r = R[o];
+            msum_add(&s, pb * r);
+            if (w) {
+                double om = O[o];
+                if (om > 0.0)
+                    msum_add(&t, pb * r / om);
+                else
+                    inf = 1;
+            }
+        }
+        if (w)
+            *w = inf ? INFINITY : msum_get(&t);
+        return model_clamp01(msum_get(&s));
+    }
     for (uint64_t b = d->lo; b <= d->hi; b++) {
         double pb = d->p[b - d->lo];
         if (pb == 0.0)
