@@ -84,18 +84,18 @@ static int plan_at(uint64_t bits, double eps, uint64_t remember, double miss, in
         rbf_model_params_init(&p);
         p.bits = cs[i].phases == 2 ? bits / 2 : bits;
         p.hashes = cs[i].k;
-        p.hashing = ((o->hashing == RBF_NON_COLLIDING)) ? RBF_NON_COLLIDING : RBF_COLLIDING;
-        p.recycle = ((o->recycle == RBF_RETAINING)) ? RBF_RETAINING : RBF_NON_RETAINING;
+        p.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
+        p.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
         p.method = o->method; /* E[L] by the plan's own method */
         rbf_model_cycle_spec s;
         rbf_model_cycle_spec_init(&s);
         s.phases = cs[i].phases;
         s.sigma = cs[i].sigma;
-        if (!(o->recycle == RBF_RETAINING)) {
+        if (!ret) {
             /* proven shortcut: a non-retaining filter forgets the message
              * that triggers a recycle at once, a share 1/E[L] of the ticks,
              * and E[L] = E[N_0] + g_sigma <= E[N_0] + 1/(1 - rho(sigma)) */
-            double omr = rbf__model_one_minus_rho(p.bits, p.hashes, (p.hashing == RBF_NON_COLLIDING), cs[i].sigma);
+            double omr = rbf__model_one_minus_rho(p.bits, p.hashes, nc, cs[i].sigma);
             if (omr > 0.0 && 1.0 / (cs[i].en0 + 1.0 / omr) > miss * (1.0 + 1e-9))
                 continue;
         }
