@@ -444,7 +444,10 @@ typedef struct rbf_plan_remember_result {
     double fp;
     double miss;              /* P(forgotten after `remember` ticks) */
     uint64_t bits;            /* the memory planned */
-    uint64_t reserved_[4];
+    uint64_t miss_is_bound;   /* 1: `miss` is a proven upper bound, not the value (the
+                                 cycle-length law was not run: remember > 2^17 ticks, or
+                                 over its work budget; docs/models.md 9.4); 0: the value */
+    uint64_t reserved_[3];
 } rbf_plan_remember_result;
 
 RBF_API int rbf_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,

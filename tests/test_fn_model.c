@@ -311,7 +311,7 @@ static void test_forget_truncated(void **state)
     const double fr[] = {0.05, 0.3, 0.9};
     const uint64_t gs[] = {0, 1, 2, 10, 100, 1000, 3000};
     int tight = 0, loose = 0;
-    double worst_ratio = 1.0;
+    double worst_ratio = 1.0, worst_low = 1.0;
     for (int nc = 0; nc < 2; nc++)
         for (int ret = 0; ret < 2; ret++)
             for (size_t a = 0; a < 2; a++)
@@ -342,6 +342,19 @@ static void test_forget_truncated(void **state)
                                                  (unsigned long long)gs[i], t, tail);
                                     if (tail > 1e-250 && t < 1.0 && t / tail > worst_ratio)
                                         worst_ratio = t / tail;
+                                    /* the lower tail against P(B_g <= sigma) = P(L > g) */
+                                    double v = rbf__model_fill_low_bound(&p, gs[i], sigma);
+                                    double stay = 0.0; /* P(L > g), summed from the top */
+                                    for (uint64_t n = rbf_model_cycles_max(cy); n > gs[i]; n--)
+                                        stay += rbf_model_cycles_pmf(cy, n);
+                                    if (v < stay * (1 - 1e-9) - 1e-15)
+                                        fail_msg("M %llu k %u nc %d sigma %llu g %llu: low bound %g "
+                                                 "< P(L > g) %g",
+                                                 (unsigned long long)Ms[a], ks[b], nc,
+                                                 (unsigned long long)sigma,
+                                                 (unsigned long long)gs[i], v, stay);
+                                    if (stay > 1e-20 && v < 1.0 && v / stay > worst_low)
+                                        worst_low = v / stay;
                                 }
                                 double want = rbf_model_forget(cy, gs[i], RBF_MODEL_FROM_TICK, 0);
                                 double lo, hi, x, y;
@@ -367,11 +380,15 @@ static void test_forget_truncated(void **state)
                             rbf_model_cycles_free(cy);
                         }
     /* both kinds occur: bounds that decide alone, and bounds that need the law */
-    printf("forget bounds: %d tight, %d loose; Chernoff bound / tail at most %.3g\n", tight, loose,
-           worst_ratio);
+    printf("forget bounds: %d tight, %d loose; Chernoff bound / tail at most %.3g (upper), "
+           "%.3g (lower)\n",
+           tight, loose, worst_ratio, worst_low);
     assert_true(tight > 20 && loose > 20);
     /* and the bound is not vacuous: within a small factor of the tail */
     assert_true(worst_ratio > 1.0 && worst_ratio < 100.0);
+    /* the lower tail's bound is valid but looser (the fill is more
+     * concentrated than independent bits): below 1 somewhere */
+    assert_true(worst_low > 1.0);
     /* the domain */
     rbf_model_params p = params(1000, 3, 0, 0);
     double lo, hi;

@@ -37,6 +37,7 @@ int cli_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
             cli_json_double(stdout, r.fp);
             printf(", \"miss\": ");
             cli_json_double(stdout, r.miss);
+            printf(", \"miss_is_bound\": %s", r.miss_is_bound ? "true" : "false");
             printf(", \"least_bits\": null");
         } else {
             printf(", \"phases\": null, \"least_bits\": ");
@@ -56,8 +57,9 @@ int cli_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
         printf("sigma              %llu\n", (unsigned long long)r.sigma);
         printf("expected_messages  %.6g   (E[N_0] of one filter per cycle)\n", r.expected_messages);
         printf("fp                 %.6g\n", r.fp);
-        printf("miss               %.6g   (P(forgotten) after %llu new messages)\n", r.miss,
-               (unsigned long long)remember);
+        printf("miss               %s%.6g   (P(forgotten) after %llu new messages%s)\n",
+               r.miss_is_bound ? "<= " : "", r.miss, (unsigned long long)remember,
+               r.miss_is_bound ? "; a proven bound, the exact value was not computed" : "");
     } else {
         printf("No one- or two-phase sigma-bounded filter of %llu bits meets both targets.\n",
                (unsigned long long)bits);

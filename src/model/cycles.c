@@ -649,6 +649,23 @@ double rbf__model_fill_tail_bound(const rbf_model_params *p, uint64_t n, uint64_
     return exp(-M * D);
 }
 
+/* A bound on P(B_n <= sigma): the lower Chernoff tail of the same
+ * negatively associated indicators, P(B_n <= a) <= exp(-M D(a/M || p)) for
+ * a/M < p; 1 otherwise. */
+double rbf__model_fill_low_bound(const rbf_model_params *p, uint64_t n, uint64_t sigma)
+{
+    const double M = (double)p->bits, k = (double)p->hashes;
+    const double lq = p->hashing == RBF_NON_COLLIDING ? log1p(-k / M) : k * log1p(-1.0 / M);
+    const double lnq = (double)n * lq;
+    const double x = (double)sigma / M;
+    const double pset = -expm1(lnq);
+    if (!(x < pset))
+        return 1.0;
+    /* x log(x/p) + (1 - x) log((1 - x)/(1 - p)), with 0 log 0 = 0 */
+    const double D = (x > 0.0 ? x * log(x / pset) : 0.0) + (1.0 - x) * (log1p(-x) - lnq);
+    return exp(-M * D);
+}
+
 int rbf__model_forget_sigma(const rbf_model_params *p, uint64_t sigma, unsigned phases,
                             uint64_t g, double *lo, double *hi, int exact)
 {
@@ -659,7 +676,7 @@ int rbf__model_forget_sigma(const rbf_model_params *p, uint64_t sigma, unsigned 
     int rc = check_spec(p, &spec);
     if (rc)
         return rc;
-    if (!lo || !hi || sigma + 1 >= p->bits || g > CYC_MAX_CONV)
+    if (!lo || !hi || sigma + 1 >= p->bits)
         return RBF_EINVAL;
     const int ret = (p->recycle == RBF_RETAINING);
     rbf_model_params q = *p;
@@ -669,34 +686,108 @@ int rbf__model_forget_sigma(const rbf_model_params *p, uint64_t sigma, unsigned 
     if ((rc = rbf_model_sigma(&q, sigma + 1, &sr)))
         return rc;
     const double E = sr.expected_messages - (ret ? 1.0 : 0.0);
-    /* Bounds from u(n) >= P(L <= n), the Chernoff bound on the fill (L <= n
-     * iff B_n > sigma, non-retaining; B_{n+1} > sigma, retaining, L = n' - 1)
-     * and P(R = j) <= 1/E, with U = sum_{n<g} u(n):
-     *   one phase:  (g + 1 - ret - U - u(g)[non-retaining])/E <= f <= (g + 1 - ret)/E
-     *   two phases: trig <= f <= trig + U/E  (f - trig = sum_l P(L' = l) P(0 < R <= g - l)
-     *               <= E[(g - L')^+]/E = sum_{n<g} P(L' <= n)/E),
-     *   trig = 1/E non-retaining (the trigger is held nowhere), 0 retaining */
-    model_sum us;
-    msum_init(&us);
-    double ug = 0.0;
+    /* Bounds from the Chernoff bounds on the fill, both tails: L <= n iff
+     * B_{n+ret} > sigma (non-retaining: L is the tick that crosses;
+     * retaining: L = n' - 1), so Fl(n) <= P(L <= n) <= Fu(n) with
+     * Fu = min(1, upper tail), Fl = max(0, 1 - lower tail).  Then
+     *   P(R = j) = P(L > j - ret)/E in [(1 - Fu)/E, (1 - Fl)/E] (j >= ret),
+     *   one phase:  f = sum_{j<=g} P(R = j),
+     *   two phases: f = trig + sum_{l<=g} P(L' = l) S(g - l),
+     *               S(m) = P(0 < R <= m), nondecreasing, so L' between the
+     *               laws with distribution functions Fu (stochastically
+     *               smaller) and Fl (larger) bounds the sum;
+     *   trig = 1/E non-retaining (the trigger is held nowhere), 0 retaining. */
+    if (g > CYC_MAX_CONV) {
+        /* Past 2^17 ticks: the same bounds, looser, in O(1) memory and
+         * 4096 blocks (Fu and Fl are nondecreasing: a block's sum is
+         * bracketed by its length times the values at its ends):
+         *   one phase:  (g+1-ret - sum_{n<=g-ret} Fu(n))/E <= f <= (g+1-ret - sum Fl(n))/E
+         *   two phases: trig <= f <= trig + sum_{n<g} Fu(n)/E.
+         * Nothing exact is computed here: *lo < *hi may remain. */
+        const uint64_t last = g - (uint64_t)ret; /* the n of P(L > n) in the one-phase sum */
+        const uint64_t top = phases == 1 ? last : g - 1, step = top / 4096 + 1;
+        model_sum su, sl;
+        msum_init(&su);
+        msum_init(&sl);
+        for (uint64_t a = 0; a <= top; a += step) {
+            uint64_t b = a + step - 1 < top ? a + step - 1 : top;
+            double fu = rbf__model_fill_tail_bound(p, b + (ret ? 1 : 0), sigma);
+            double fl = 1.0 - rbf__model_fill_low_bound(p, a + (ret ? 1 : 0), sigma);
+            msum_add(&su, (double)(b - a + 1) * (fu < 1.0 ? fu : 1.0));
+            msum_add(&sl, (double)(b - a + 1) * (fl > 0.0 ? fl : 0.0));
+        }
+        const double trig = ret ? 0.0 : 1.0 / E, cnt = (double)last + 1.0;
+        if (phases == 1) {
+            *lo = model_clamp01((cnt - msum_get(&su)) / E);
+            *hi = model_clamp01((cnt - msum_get(&sl)) / E);
+        } else {
+            *lo = model_clamp01(trig);
+            *hi = model_clamp01(trig + msum_get(&su) / E);
+        }
+        return RBF_OK;
+    }
+    const uint64_t gn = g + 1;
+    double *Fu = rbf__malloc(gn * sizeof *Fu), *Fl = rbf__malloc(gn * sizeof *Fl);
+    double *Su = rbf__malloc(gn * sizeof *Su), *Sl = rbf__malloc(gn * sizeof *Sl);
+    if (!Fu || !Fl || !Su || !Sl) {
+        rbf__free(Fu);
+        rbf__free(Fl);
+        rbf__free(Su);
+        rbf__free(Sl);
+        return RBF_ENOMEM;
+    }
     for (uint64_t n = 0; n <= g; n++) {
         double u = rbf__model_fill_tail_bound(p, n + (ret ? 1 : 0), sigma);
-        if (u > 1.0)
-            u = 1.0;
-        if (n < g)
-            msum_add(&us, u);
-        else
-            ug = u;
+        double v = rbf__model_fill_low_bound(p, n + (ret ? 1 : 0), sigma);
+        Fu[n] = u < 1.0 ? u : 1.0;
+        Fl[n] = v < 1.0 ? 1.0 - v : 0.0;
+        if (n && Fu[n] < Fu[n - 1]) /* distribution functions: nondecreasing */
+            Fu[n] = Fu[n - 1];
+        if (n && Fl[n] < Fl[n - 1])
+            Fl[n] = Fl[n - 1];
     }
-    const double U = msum_get(&us);
-    const double gg = (double)g + (ret ? 0.0 : 1.0), trig = ret ? 0.0 : 1.0 / E;
+    /* P(R = j) bounds, j = 0..g, and S(m) = sum_{1<=j<=m} */
+    model_sum r_lo, r_hi, s_lo, s_hi;
+    msum_init(&r_lo);
+    msum_init(&r_hi);
+    msum_init(&s_lo);
+    msum_init(&s_hi);
+    for (uint64_t j = 0; j <= g; j++) {
+        double rl = 0.0, rh = 0.0;
+        if (j >= (uint64_t)ret) {
+            uint64_t i = j - (uint64_t)ret;
+            rl = (1.0 - Fu[i]) / E;
+            rh = (1.0 - Fl[i]) / E;
+        }
+        msum_add(&r_lo, rl);
+        msum_add(&r_hi, rh);
+        if (j >= 1) {
+            msum_add(&s_lo, rl);
+            msum_add(&s_hi, rh);
+        }
+        Sl[j] = msum_get(&s_lo);
+        Su[j] = msum_get(&s_hi);
+    }
+    const double trig = ret ? 0.0 : 1.0 / E;
     if (phases == 1) {
-        *lo = model_clamp01((gg - U - (ret ? 0.0 : ug)) / E);
-        *hi = model_clamp01(gg / E);
+        *lo = model_clamp01(msum_get(&r_lo));
+        *hi = model_clamp01(msum_get(&r_hi));
     } else {
-        *lo = model_clamp01(trig);
-        *hi = model_clamp01(trig + U / E);
+        model_sum a, b;
+        msum_init(&a);
+        msum_init(&b);
+        for (uint64_t l = 0; l <= g; l++) {
+            double du = Fu[l] - (l ? Fu[l - 1] : 0.0), dl = Fl[l] - (l ? Fl[l - 1] : 0.0);
+            msum_add(&a, du * Su[g - l]); /* L' as small as Fu lets it be: the upper bound */
+            msum_add(&b, dl * Sl[g - l]); /* as large as Fl lets it be: the lower bound */
+        }
+        *lo = model_clamp01(trig + msum_get(&b));
+        *hi = model_clamp01(trig + msum_get(&a));
     }
+    rbf__free(Fu);
+    rbf__free(Fl);
+    rbf__free(Su);
+    rbf__free(Sl);
     if (!exact || *hi - *lo <= 1e-12 * *hi)
         return RBF_OK;
     const uint64_t nmax = g + 2;

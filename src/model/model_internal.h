@@ -77,6 +77,8 @@ int rbf__plan_sigma_k(uint64_t M, unsigned k, int nc, int ret, int two, rbf_mode
 /* cycles.c: a Chernoff bound on P(B_n > sigma), B_n the set bits after n
  * messages of k hashes in M = p->bits (sigma + 1 < M). */
 double rbf__model_fill_tail_bound(const rbf_model_params *p, uint64_t n, uint64_t sigma);
+/* ... and on P(B_n <= sigma), the lower tail. */
+double rbf__model_fill_low_bound(const rbf_model_params *p, uint64_t n, uint64_t sigma);
 int rbf__model_forget_sigma(const rbf_model_params *p, uint64_t sigma, unsigned phases,
                             uint64_t g, double *lo, double *hi, int exact);
 

@@ -34,6 +34,12 @@ static int cand_cmp(const void *a, const void *b)
     return x->phases < y->phases ? -1 : (x->phases > y->phases);
 }
 
+/* Work budget of one candidate's cycle-length law (steps of the tick
+ * chain; about 1 ns each): past it, or past remember = 2^17, a candidate
+ * the bounds leave open is passed over, and a winner whose bounds are not
+ * tight reports its upper bound (miss_is_bound). */
+#define RBF__FORGET_BUDGET 4e9
+
 /* need_value: out->miss must be the forgetting probability (else, in the
  * least-memory search, only feasibility counts and miss is a bound). */
 static int plan_at(uint64_t bits, double eps, uint64_t remember, double miss, int need_value,
@@ -100,21 +106,32 @@ static int plan_at(uint64_t bits, double eps, uint64_t remember, double miss, in
                 continue;
         }
         double f;
-        if (cs[i].sigma + 1 < p.bits && remember <= ((uint64_t)1 << 17)) {
+        int bound = 0;
+        if (cs[i].sigma + 1 < p.bits) {
             /* bounds first: most candidates are decided by them; else, or
              * for the value reported, the cycle-length law up to
-             * remember + 1 (cycles.c) */
+             * remember + 1 (cycles.c), when it is within its budget */
             double lo, hi;
             if ((rc = rbf__model_forget_sigma(&p, cs[i].sigma, cs[i].phases, remember, &lo, &hi,
                                               0)))
                 break;
             if (lo > miss)
                 continue;
-            if (!(hi <= miss && (!need_value || hi - lo <= 1e-12 * hi)) &&
-                (rc = rbf__model_forget_sigma(&p, cs[i].sigma, cs[i].phases, remember, &lo, &hi,
-                                              1)))
-                break;
+            const int tight = hi - lo <= 1e-12 * hi;
+            if (!(hi <= miss && (!need_value || tight))) {
+                /* the law costs about k min(sigma, k W) W steps */
+                const double W = (double)remember + 2.0, ks = (double)cs[i].k;
+                const double lev = (double)cs[i].sigma < ks * W ? (double)cs[i].sigma : ks * W;
+                if (remember <= ((uint64_t)1 << 17) && ks * lev * W <= RBF__FORGET_BUDGET) {
+                    if ((rc = rbf__model_forget_sigma(&p, cs[i].sigma, cs[i].phases, remember,
+                                                      &lo, &hi, 1)))
+                        break;
+                } else if (hi > miss) {
+                    continue; /* not proven feasible: passed over (conservative) */
+                }
+            }
             f = hi;
+            bound = hi - lo > 1e-12 * hi;
         } else {
             rbf_model_cycles *c = NULL;
             if ((rc = rbf_model_cycles_new(&p, &s, &c)))
@@ -130,6 +147,7 @@ static int plan_at(uint64_t bits, double eps, uint64_t remember, double miss, in
             out->expected_messages = cs[i].en0;
             out->fp = cs[i].fp;
             out->miss = f;
+            out->miss_is_bound = (uint64_t)bound;
             break;
         }
     }
@@ -153,8 +171,18 @@ int rbf_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
     int rc = plan_at(bits, eps, remember, miss, 1, o, out);
     if (rc || out->feasible || !least_bits)
         return rc;
+    /* a non-retaining filter forgets the message that triggers a recycle
+     * at once (miss >= 1/E[L] > 0): with miss = 0 no memory has one */
+    if (miss == 0.0 && o->recycle != RBF_RETAINING)
+        return RBF_OK;
     /* least memory: double until feasible, then bisect (assumes feasibility
-     * is monotone in memory; checked by the tests on small cases) */
+     * is monotone in memory; checked by the tests on small cases).  With
+     * auto, by the asymptotic method (within 1e-9 of the exact one): the
+     * search plans at up to 2^25 bits some thirty times */
+    rbf_plan_options fo = *o;
+    if (fo.method == RBF_MODEL_AUTO)
+        fo.method = RBF_MODEL_ASYMPTOTIC;
+    o = &fo;
     rbf_plan_remember_result r;
     uint64_t lo = bits, hi = bits;
     for (;;) {

@@ -95,6 +95,24 @@ L=$(jget "$OUT" least_bits); CHECKS=$((CHECKS + 1)); [ "$L" != null ] && [ "$L" 
 CMD=plan expect_ok --bits "$L" --fp 0.01 --remember 60 --miss 0.02 --json
 CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" feasible)" = True ] || bad "least_bits $L is not feasible"
 
+# remember past 2^17 ticks: decided by the bounds alone; a one-phase plan
+# that surely spans W ticks forgets with probability (W + 1)/E[L], E[L]
+# within a tick of E[N_0]
+CMD=plan expect_ok --memory 1GiB --fp 0.01 --remember 200000 --json
+CHECKS=$((CHECKS + 1))
+python3 - "$OUT" <<'PY' || bad "remember 200000 at 1 GiB"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["feasible"] and d["phases"] == 1 and d["miss_is_bound"] is False, d
+want = 200001 / d["expected_messages"]
+assert abs(d["miss"] / want - 1) < 1e-6 and d["miss"] <= 0.01, (d["miss"], want)
+PY
+# miss 0 without retaining: the recycle's trigger is always forgotten, so no
+# memory has a plan (answered without a search)
+CMD=plan expect_ok --bits 1000 --fp 0.01 --remember 0 --miss 0 --json
+CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" feasible)" = False ] && [ "$(jget "$OUT" least_bits)" = null ] ||
+  bad "miss 0: $(cat "$OUT")"
+
 # usage errors
 CMD=model expect_usage "--new-fraction" --bits 1000 --hashes 3 --sigma 300 --fn uniform:10 --new-fraction 0.5
 CMD=model expect_usage "--new-fraction" --bits 1000 --hashes 3 --sigma 300 --fn "gaps:$TMPD/gaps.csv"
