@@ -1036,6 +1036,21 @@ static int real_integrand(blk_ctx *x, double t, const void *arg, double *vals)
     return RBF_OK;
 }
 
+/* tl[i] = P(X > lo + i) = sum_{j > i} w_j over a window of weights, from
+ * the top (NULL when out of memory). */
+static double *window_tails(const wwin *bw)
+{
+    double *tl = rbf__malloc(bw->n * sizeof *tl);
+    if (!tl)
+        return NULL;
+    double tail = 0.0;
+    for (size_t i = bw->n; i-- > 0;) {
+        tl[i] = tail;
+        tail += bw->w[i];
+    }
+    return tl;
+}
+
 int rbf__model_blocked_n_w(const rbf_model_params *p, unsigned W, uint64_t messages, int mode,
                            unsigned panels, rbf_model_blocked_n_result *out)
 {
@@ -1077,15 +1092,10 @@ int rbf__model_blocked_n_w(const rbf_model_params *p, unsigned W, uint64_t messa
         msum_init(&sw);
         msum_init(&so);
         msum_init(&below);
-        double tail = 0.0; /* P(X > L) for L inside the window, from the top */
-        double *tl = rbf__malloc(bw.n * sizeof *tl);
+        double *tl = window_tails(&bw); /* P(X > L) inside the window */
         if (!tl) {
             rc = RBF_ENOMEM;
             goto done;
-        }
-        for (size_t i = bw.n; i-- > 0;) {
-            tl[i] = tail;
-            tail += bw.w[i];
         }
         for (size_t i = 0; i < bw.n; i++) {
             uint64_t L = bw.lo + i;
@@ -1109,16 +1119,10 @@ int rbf__model_blocked_n_w(const rbf_model_params *p, unsigned W, uint64_t messa
         msum_init(&so);
         for (uint64_t L = 0; L < bw.lo; L++)
             msum_add(&so, x.ch.a[L]); /* P(Bin > L) = 1 below the window */
-        double tail = 0.0;
-        /* tails from the top: tail(L) = sum_{j > L} w_j */
-        double *tl = rbf__malloc(bw.n * sizeof *tl);
+        double *tl = window_tails(&bw);
         if (!tl) {
             rc = RBF_ENOMEM;
             goto done;
-        }
-        for (size_t i = bw.n; i-- > 0;) {
-            tl[i] = tail;
-            tail += bw.w[i];
         }
         for (size_t i = 0; i < bw.n; i++) {
             uint64_t L = bw.lo + i;

@@ -90,6 +90,10 @@ typedef struct bdist {
 
 #define BDIST_TINY 1e-30
 
+static int bdist_cache(bdist *d);
+static void bdist_free(bdist *d);
+
+/* B_0 = 0, with the level cache built (bdist_mean_rho reads it). */
 static int bdist_init(bdist *d, uint64_t bits, unsigned hashes, int nc)
 {
     memset(d, 0, sizeof *d);
@@ -105,6 +109,10 @@ static int bdist_init(bdist *d, uint64_t bits, unsigned hashes, int nc)
         return RBF_ENOMEM;
     }
     d->p[0] = 1.0; /* B_0 = 0 */
+    if (bdist_cache(d)) {
+        bdist_free(d);
+        return RBF_ENOMEM;
+    }
     return RBF_OK;
 }
 
@@ -239,20 +247,6 @@ static void bdist_trim(bdist *d)
         d->p[t] = 0.0;
 }
 
-static inline double rho_at(const bdist *d, uint64_t b)
-{
-    return d->crho && b >= d->cb && b - d->cb < d->ccap
-               ? d->crho[b - d->cb]
-               : rbf__model_rho(d->bits, d->hashes, d->nc, b);
-}
-
-static inline double omr_at(const bdist *d, uint64_t b)
-{
-    return d->comr && b >= d->cb && b - d->cb < d->ccap
-               ? d->comr[b - d->cb]
-               : rbf__model_one_minus_rho(d->bits, d->hashes, d->nc, b);
-}
-
 /* One message, unconditioned. */
 static int bdist_message(bdist *d)
 {
@@ -309,44 +303,25 @@ static int bdist_message_cond(bdist *d)
     return RBF_OK;
 }
 
-/* E[rho(B)] and, if w != NULL, E[rho/(1-rho)] (inf if mass sits at rho = 1). */
+/* E[rho(B)] and, if w != NULL, E[rho/(1-rho)] (inf if mass sits at rho = 1).
+ * The window is in the level cache (bdist_cache after every step and at
+ * the start), so the loop makes no call and its sums stay in registers. */
 static double bdist_mean_rho(const bdist *d, double *w)
 {
     model_sum s, t;
     msum_init(&s);
     msum_init(&t);
     int inf = 0;
-    if (d->crho && d->lo >= d->cb && d->hi - d->cb < d->ccap) {
-        /* the window is in the cache: a loop without calls, so that the
-         * sums stay in registers (the same terms in the same order) */
-        const double *P = d->p, *R = d->crho + (d->lo - d->cb), *O = d->comr + (d->lo - d->cb);
-        const size_t n = (size_t)(d->hi - d->lo) + 1;
-        for (size_t o = 0; o < n; o++) {
-            double pb = P[o];
-            if (pb == 0.0)
-                continue;
-            double r = R[o];
-            msum_add(&s, pb * r);
-            if (w) {
-                double om = O[o];
-                if (om > 0.0)
-                    msum_add(&t, pb * r / om);
-                else
-                    inf = 1;
-            }
-        }
-        if (w)
-            *w = inf ? INFINITY : msum_get(&t);
-        return model_clamp01(msum_get(&s));
-    }
-    for (uint64_t b = d->lo; b <= d->hi; b++) {
-        double pb = d->p[b - d->lo];
+    const double *P = d->p, *R = d->crho + (d->lo - d->cb), *O = d->comr + (d->lo - d->cb);
+    const size_t n = (size_t)(d->hi - d->lo) + 1;
+    for (size_t o = 0; o < n; o++) {
+        double pb = P[o];
         if (pb == 0.0)
             continue;
-        double r = rho_at(d, b);
+        double r = R[o];
         msum_add(&s, pb * r);
         if (w) {
-            double om = omr_at(d, b);
+            double om = O[o];
             if (om > 0.0)
                 msum_add(&t, pb * r / om);
             else
