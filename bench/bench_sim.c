@@ -31,7 +31,8 @@ static void help(void)
            "(default 3) of A arrivals (default 20M) in one epoch; the same number for\n"
            "bare filter loops over the same pool and draws, without the bookkeeping:\n"
            "rbf_insert_hash, rbf_insert_positions, and rbf_insert_positions_many in\n"
-           "blocks of 256 (the simulator's own path: the floor it stands on); with\n"
+           "blocks of 256 (the simulator's own path, its draws in a pass of their\n"
+           "own; the filter work the simulator stands on); with\n"
            "--python, also runs SCRIPT (bench/python_sim.py) with python3 on A'\n"
            "arrivals (default 200k) and prints the speed ratio.\n");
 }
@@ -189,8 +190,8 @@ int bench_sim_main(int argc, char **argv)
     printf("bare rbf_insert_hash: %.4g inserts/s (%.2f ns per insert; checksum %llu)\n", bare,
            1e9 / bare, (unsigned long long)(sink % 1000));
     printf("bare rbf_insert_positions: %.4g inserts/s (%.2f ns per insert)\n", barep, 1e9 / barep);
-    printf("bare rbf_insert_positions_many (the simulator's floor): %.4g inserts/s (%.2f ns per "
-           "insert)\n",
+    printf("bare rbf_insert_positions_many (the simulator's path; draws in a pass of their "
+           "own): %.4g inserts/s (%.2f ns per insert)\n",
            barem, 1e9 / barem);
     if (python) {
         char cmd[4096];

@@ -243,12 +243,14 @@ RBF_API int rbf_positions(const rbf *f, uint64_t hash, uint64_t *pos);
 RBF_API int rbf_insert_positions(rbf *f, const uint64_t *pos);
 
 /* The same for n messages of a table: message i's positions are
- * pos[ids[i] * k .. ids[i] * k + k - 1] (k = the filter's hashes), and
- * results[i] receives what rbf_insert_positions returns for it; in order,
- * exactly as n single calls (one call per block, no call per message).
- * Returns n, or RBF_EINVAL on a NULL argument (nothing done) or at the
- * first message with a position outside the filter (the ones before it
- * are done).  The simulator's path for pool workloads. */
+ * pos[ids[i] * k .. ids[i] * k + k - 1] (k = the filter's hashes; every
+ * ids[i] must index a message of the table: not checked), and results[i]
+ * (results may be NULL) receives what rbf_insert_positions returns for
+ * it; in order, exactly as n single calls (one call per block, no call
+ * per message).  Returns n, or RBF_EINVAL on a NULL pos or ids with n > 0
+ * (nothing done) or at the first message with a position outside the
+ * filter (the ones before it are done: rbf_stats.inserts tells how many).
+ * The simulator's path for pool workloads. */
 RBF_API int64_t rbf_insert_positions_many(rbf *f, const uint64_t *pos, const uint32_t *ids,
                                           size_t n, uint8_t *results);
 

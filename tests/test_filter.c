@@ -556,7 +556,7 @@ static void test_positions_many(void **state)
                             c.layout = blk ? RBF_LAYOUT_BLOCKED : RBF_LAYOUT_FLAT;
                             rbf *ref = make(c);
                             c.concurrent = (unsigned)conc;
-                            rbf *one = make(c), *many = make(c);
+                            rbf *one = make(c), *many = make(c), *quiet = make(c);
                             enum { POOL = 400 };
                             static uint64_t pos[POOL * 12], hashes[POOL];
                             for (unsigned i = 0; i < POOL; i++) {
@@ -570,6 +570,9 @@ static void test_positions_many(void **state)
                                 for (size_t j = 0; j < n; j++)
                                     ids[j] = (uint32_t)tu_below(&rs, POOL);
                                 assert_int_equal(rbf_insert_positions_many(many, pos, ids, n, res),
+                                                 (int64_t)n);
+                                /* results may be NULL: the same insertions */
+                                assert_int_equal(rbf_insert_positions_many(quiet, pos, ids, n, NULL),
                                                  (int64_t)n);
                                 for (size_t j = 0; j < n; j++) {
                                     rbf_stats a, b;
@@ -587,7 +590,8 @@ static void test_positions_many(void **state)
                                                  res[j]);
                                 }
                             }
-                            rbf_stats a, b, d;
+                            rbf_stats a, b, d, e;
+                            rbf_get_stats(quiet, &e);
                             rbf_get_stats(ref, &a);
                             rbf_get_stats(one, &b);
                             rbf_get_stats(many, &d);
@@ -599,9 +603,12 @@ static void test_positions_many(void **state)
                                                    b.cycle_messages, b.inserts, b.reported_new};
                             const uint64_t dv[] = {d.bits_set, d.frozen_bits_set, d.cycles,
                                                    d.cycle_messages, d.inserts, d.reported_new};
+                            const uint64_t ev[] = {e.bits_set, e.frozen_bits_set, e.cycles,
+                                                   e.cycle_messages, e.inserts, e.reported_new};
                             for (int i = 0; i < 6; i++) {
                                 assert_int_equal(bv[i], av[i]);
                                 assert_int_equal(dv[i], av[i]);
+                                assert_int_equal(ev[i], av[i]);
                             }
                             uint64_t la, ld;
                             uint8_t *sa = tu_saved(ref, &la), *sd = tu_saved(many, &ld);
@@ -628,6 +635,7 @@ static void test_positions_many(void **state)
                             rbf_free(ref);
                             rbf_free(one);
                             rbf_free(many);
+                            rbf_free(quiet);
                             cases++;
                         }
     assert_int_equal(cases, 4 * 2 * 2 * 3 * 2 * 2);

@@ -387,6 +387,9 @@ int cmd_plan(int argc, char **argv)
 
     if (have_miss && !have_remember)
         return cli_usage(CMD, "--miss: applies to --remember only");
+    if (have_remember && layout >= 0)
+        return cli_usage(CMD, "--layout: not with --remember (its cycle models are of the flat "
+                              "layout)");
     if (have_remember) {
         if (have_messages)
             return cli_usage(CMD, "--remember: give a memory (--bits/--memory), not --messages");

@@ -397,6 +397,11 @@ static void recycle_locked(struct rbf *f)
     ST(c->cycles, LD(c->cycles) + 1);
 }
 
+uint64_t rbf__conc_cycles(const struct rbf *f)
+{
+    return atomic_load_explicit(&f->conc->cycles, memory_order_acquire);
+}
+
 void rbf__conc_recycle(struct rbf *f)
 {
     exclusive_begin(f->conc);

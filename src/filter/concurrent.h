@@ -32,6 +32,8 @@ int64_t rbf__conc_batch(struct rbf *f, int insert, const uint64_t *hashes,
                         uint8_t *results);
 void rbf__conc_recycle(struct rbf *f);
 void rbf__conc_stats(const struct rbf *f, rbf_stats *out);
+/* The recycle count alone: one load (it changes only in exclusive sections). */
+uint64_t rbf__conc_cycles(const struct rbf *f);
 
 /* Stop every inserter and settle the counters into f's own fields (b, fb,
  * c, cycles, inserts, reported_new), which are then exact, until

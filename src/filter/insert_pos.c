@@ -146,16 +146,17 @@ static int64_t (*const iposm_k[9])(struct rbf *, const uint64_t *, const uint32_
 int64_t rbf_insert_positions_many(rbf *f, const uint64_t *pos, const uint32_t *ids, size_t n,
                                   uint8_t *results)
 {
-    if (!f || (n && (!pos || !ids || !results)))
+    if (!f || (n && (!pos || !ids)))
         return RBF_EINVAL;
     const unsigned k = f->cfg.hashes;
-    if (RBF_LIKELY(!f->frozen && k <= 8 && !f->conc))
+    if (RBF_LIKELY(!f->frozen && k <= 8 && !f->conc && results))
         return iposm_k[k](f, pos, ids, n, results);
     for (size_t i = 0; i < n; i++) {
         int r = rbf_insert_positions(f, pos + (uint64_t)ids[i] * k);
         if (r < 0)
             return r;
-        results[i] = (uint8_t)r;
+        if (results)
+            results[i] = (uint8_t)r;
     }
     return (int64_t)n;
 }
@@ -164,10 +165,7 @@ uint64_t rbf_cycles(const rbf *f)
 {
     if (!f)
         return 0;
-    if (RBF_UNLIKELY(f->conc)) { /* the count lives in f->conc */
-        rbf_stats s;
-        rbf__conc_stats(f, &s);
-        return s.cycles;
-    }
+    if (RBF_UNLIKELY(f->conc)) /* the count lives in f->conc */
+        return rbf__conc_cycles(f);
     return f->cycles;
 }

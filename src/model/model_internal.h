@@ -69,16 +69,17 @@ int rbf__model_check_params(const rbf_model_params *p);
 int rbf__plan_sigma_k(uint64_t M, unsigned k, int nc, int ret, int two, rbf_model_method method,
                       double eps, int *feasible, uint64_t *sigma, double *en0, double *fp);
 
-/* cycles.c: rbf_model_forget(c, g, RBF_MODEL_FROM_TICK, 0) of the
- * sigma-bounded cycles of p (phases 1 or 2) lies in [*lo, *hi]: bounds in
- * O(k sigma) from E[L] and a Chernoff bound on P(L <= g); with `exact`,
- * unless they are within 1e-12 relative, the value itself (*lo = *hi) from
- * the cycle-length law up to g + 1 only (sigma + 1 < M, g <= 2^17). */
 /* cycles.c: a Chernoff bound on P(B_n > sigma), B_n the set bits after n
  * messages of k hashes in M = p->bits (sigma + 1 < M). */
 double rbf__model_fill_tail_bound(const rbf_model_params *p, uint64_t n, uint64_t sigma);
 /* ... and on P(B_n <= sigma), the lower tail. */
 double rbf__model_fill_low_bound(const rbf_model_params *p, uint64_t n, uint64_t sigma);
+/* cycles.c: rbf_model_forget(c, g, RBF_MODEL_FROM_TICK, 0) of the
+ * sigma-bounded cycles of p (phases 1 or 2) lies in [*lo, *hi]: bounds in
+ * O(k sigma + g) from E[L] and both Chernoff bounds on the fill (on 4096
+ * blocks past g = 2^17); with `exact` and g <= 2^17, unless they are within
+ * 1e-12 relative, the value itself (*lo = *hi) from the cycle-length law
+ * up to g + 1 only (sigma + 1 < M). */
 int rbf__model_forget_sigma(const rbf_model_params *p, uint64_t sigma, unsigned phases,
                             uint64_t g, double *lo, double *hi, int exact);
 

@@ -120,4 +120,5 @@ CMD=model expect_usage "trace" --bits 1000 --hashes 3 --sigma 300 --fn trace:/de
 CMD=model expect_usage "--oracle" --bits 1000 --hashes 3 --sigma 300 --oracle
 CMD=model expect_usage "--fn" --bits 1000 --hashes 3 --sigma 300 --fn nonsense:1
 CMD=plan expect_usage "--miss" --bits 1000 --fp 0.01 --miss 0.1
+CMD=plan expect_usage "--layout" --bits 4096 --fp 0.01 --remember 100 --layout blocked
 finish

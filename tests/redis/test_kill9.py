@@ -23,7 +23,7 @@ def writer(s, prefix, batch, acked, stop, errors):
             else:
                 r = c.execute_command("RBF.MADD", "k", *items)
             # unique items are reported new (a false positive is possible
-            # but, at this filter's fill, below 1e-12 per add)
+            # but, at this filter's fill, below 1e-15 per add in a run)
             if not all(x == 1 for x in r):
                 errors.append("unique items reported seen: %r" % (r,))
                 return
