@@ -666,8 +666,8 @@ double rbf__model_fill_low_bound(const rbf_model_params *p, uint64_t n, uint64_t
     return exp(-M * D);
 }
 
-int rbf__model_forget_sigma(const rbf_model_params *p, uint64_t sigma, unsigned phases,
-                            uint64_t g, double *lo, double *hi, int exact)
+int rbf__model_forget_bounds(const rbf_model_params *p, uint64_t sigma, unsigned phases,
+                             uint64_t g, double *mean, double *lo, double *hi)
 {
     rbf_model_cycle_spec spec;
     rbf_model_cycle_spec_init(&spec);
@@ -676,7 +676,7 @@ int rbf__model_forget_sigma(const rbf_model_params *p, uint64_t sigma, unsigned 
     int rc = check_spec(p, &spec);
     if (rc)
         return rc;
-    if (!lo || !hi || sigma + 1 >= p->bits)
+    if (!mean || !lo || !hi || sigma + 1 >= p->bits)
         return RBF_EINVAL;
     const int ret = (p->recycle == RBF_RETAINING);
     rbf_model_params q = *p;
@@ -686,6 +686,7 @@ int rbf__model_forget_sigma(const rbf_model_params *p, uint64_t sigma, unsigned 
     if ((rc = rbf_model_sigma(&q, sigma + 1, &sr)))
         return rc;
     const double E = sr.expected_messages - (ret ? 1.0 : 0.0);
+    *mean = E;
     /* Bounds from the Chernoff bounds on the fill, both tails: L <= n iff
      * B_{n+ret} > sigma (non-retaining: L is the tick that crosses;
      * retaining: L = n' - 1), so Fl(n) <= P(L <= n) <= Fu(n) with
@@ -788,8 +789,16 @@ int rbf__model_forget_sigma(const rbf_model_params *p, uint64_t sigma, unsigned 
     rbf__free(Fl);
     rbf__free(Su);
     rbf__free(Sl);
-    if (!exact || *hi - *lo <= 1e-12 * *hi)
-        return RBF_OK;
+    return RBF_OK;
+}
+
+int rbf__model_forget_law(const rbf_model_params *p, uint64_t sigma, unsigned phases, uint64_t g,
+                          double E, double *out)
+{
+    if (!out || g > CYC_MAX_CONV || (phases != 1 && phases != 2))
+        return RBF_EINVAL;
+    const int ret = (p->recycle == RBF_RETAINING);
+    int rc;
     const uint64_t nmax = g + 2;
     double *pm = rbf__malloc((nmax + 1) * sizeof *pm);
     double *rt = rbf__calloc(nmax + 1, sizeof *rt);
@@ -820,7 +829,7 @@ int rbf__model_forget_sigma(const rbf_model_params *p, uint64_t sigma, unsigned 
     if (phases == 1) {
         for (uint64_t j = 0; j <= g; j++)
             msum_add(&f, rt[j]);
-        *lo = *hi = model_clamp01(msum_get(&f));
+        *out = model_clamp01(msum_get(&f));
     } else {
         /* the message is forgotten when the active cycle ends (R) and the
          * next one ends too (L'): P(R + L' <= g); a non-retaining trigger
@@ -832,12 +841,26 @@ int rbf__model_forget_sigma(const rbf_model_params *p, uint64_t sigma, unsigned 
         for (uint64_t l = 0; l <= g; l++)
             if (pm[l] != 0.0)
                 msum_add(&f, pm[l] * rt[g - l]);
-        *lo = *hi = model_clamp01((ret ? 0.0 : trig0) + msum_get(&f));
+        *out = model_clamp01((ret ? 0.0 : trig0) + msum_get(&f));
     }
 done:
     rbf__free(pm);
     rbf__free(rt);
     return rc;
+}
+
+int rbf__model_forget_sigma(const rbf_model_params *p, uint64_t sigma, unsigned phases,
+                            uint64_t g, double *lo, double *hi, int exact)
+{
+    double E;
+    int rc = rbf__model_forget_bounds(p, sigma, phases, g, &E, lo, hi);
+    if (rc || !exact || g > CYC_MAX_CONV || *hi - *lo <= 1e-12 * *hi)
+        return rc;
+    double f;
+    if ((rc = rbf__model_forget_law(p, sigma, phases, g, E, &f)))
+        return rc;
+    *lo = *hi = f;
+    return RBF_OK;
 }
 
 int rbf_model_cycles_new(const rbf_model_params *p, const rbf_model_cycle_spec *s,

@@ -82,6 +82,12 @@ double rbf__model_fill_low_bound(const rbf_model_params *p, uint64_t n, uint64_t
  * up to g + 1 only (sigma + 1 < M). */
 int rbf__model_forget_sigma(const rbf_model_params *p, uint64_t sigma, unsigned phases,
                             uint64_t g, double *lo, double *hi, int exact);
+/* Its two halves, for a caller that decides between them (plan_fn.c): the
+ * bounds, with E[L] in *mean; the value from the law (g <= 2^17), given E[L]. */
+int rbf__model_forget_bounds(const rbf_model_params *p, uint64_t sigma, unsigned phases,
+                             uint64_t g, double *mean, double *lo, double *hi);
+int rbf__model_forget_law(const rbf_model_params *p, uint64_t sigma, unsigned phases, uint64_t g,
+                          double mean, double *out);
 
 /* 1 - rho(b) computed without cancellation when rho(b) is close to 1. */
 double rbf__model_one_minus_rho(uint64_t bits, unsigned hashes, int non_colliding, uint64_t b);

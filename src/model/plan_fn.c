@@ -111,9 +111,9 @@ static int plan_at(uint64_t bits, double eps, uint64_t remember, double miss, in
             /* bounds first: most candidates are decided by them; else, or
              * for the value reported, the cycle-length law up to
              * remember + 1 (cycles.c), when it is within its budget */
-            double lo, hi;
-            if ((rc = rbf__model_forget_sigma(&p, cs[i].sigma, cs[i].phases, remember, &lo, &hi,
-                                              0)))
+            double lo, hi, mean;
+            if ((rc = rbf__model_forget_bounds(&p, cs[i].sigma, cs[i].phases, remember, &mean, &lo,
+                                               &hi)))
                 break;
             if (lo > miss)
                 continue;
@@ -123,9 +123,12 @@ static int plan_at(uint64_t bits, double eps, uint64_t remember, double miss, in
                 const double W = (double)remember + 2.0, ks = (double)cs[i].k;
                 const double lev = (double)cs[i].sigma < ks * W ? (double)cs[i].sigma : ks * W;
                 if (remember <= ((uint64_t)1 << 17) && ks * lev * W <= RBF__FORGET_BUDGET) {
-                    if ((rc = rbf__model_forget_sigma(&p, cs[i].sigma, cs[i].phases, remember,
-                                                      &lo, &hi, 1)))
-                        break;
+                    if (!tight) { /* the law, reusing the bounds' E[L] */
+                        if ((rc = rbf__model_forget_law(&p, cs[i].sigma, cs[i].phases, remember,
+                                                         mean, &hi)))
+                            break;
+                        lo = hi;
+                    }
                 } else if (hi > miss) {
                     continue; /* not proven feasible: passed over (conservative) */
                 }
