@@ -155,7 +155,8 @@ RBF_API int rbf_model_k1_closed_form(uint64_t bits, uint64_t sigma, double *fp);
  * occupancy moments in milliseconds at any M and N, within 1e-9 of the
  * propagation (the propagation runs when its own error estimate says no);
  * exact_real too when rho(min(M, (N-1)k)) <= 1e-10, past saturation, and
- * from about 2^22 bits by the potentials of the fill chain when their error
+ * at any load by the potentials of the fill chain (from about 2^16 bits at
+ * k <= 5, 2^18 at k <= 12) when their error
  * estimate allows; by the propagation otherwise (docs/models.md 3b). */
 typedef struct rbf_model_n_result {
     double f_w;          /* (1-(1-1/M)^{kN})^k: classic rate of the message after N */

@@ -2,8 +2,7 @@
  * test_model_nexact_big.c -- the fast exact real-user rate (potentials of
  * the fill chain, docs/models.md 3b) against the propagation at M = 2^22,
  * where the method accepts its own error estimate: 1e-9 relative, and the
- * fast path must have been taken (k = 8 is still refused at 2^22: estimate
- * 4.3e-10 against a measured gap of 1.8e-11).  The propagations take minutes, so this
+ * fast path must have been taken.  The propagations take minutes, so this
  * runs only with RBF_TEST_BIG=1 (CTest label "big"); otherwise it prints
  * SKIPPED and exits 77.
  */

@@ -298,8 +298,9 @@ int rbf__asym_init(model_asym *a, uint64_t M, unsigned k, int nc, uint64_t smin,
         rbf__asym_free(a);
         return rc;
     }
-    model_sum sd;
+    model_sum sd, sd1;
     msum_init(&sd);
+    msum_init(&sd1);
     for (uint64_t b = 0; b < b1; b++) {
         if ((b & 0xffff) == 0 && b && prog && model_progress(prog, b, b1)) {
             rbf__model_pass_free(&ps);
@@ -307,13 +308,16 @@ int rbf__asym_init(model_asym *a, uint64_t M, unsigned k, int nc, uint64_t smin,
             return RBF_ECANCELED;
         }
         rbf__model_pass_step(&ps);
-        msum_add(&sd, ps.g - a->C / (double)(M - b));
+        double dl = ps.g - a->C / (double)(M - b);
+        msum_add(&sd, dl);
+        msum_add(&sd1, dl * (double)b);
         if (b + k >= b1)
             a->gtail[b + k - b1] = ps.g;
     }
     a->pre_g = ps.sum_g;
     a->pre_gr = ps.sum_gr;
     a->pre_delta = msum_get(&sd);
+    a->pre_delta1 = msum_get(&sd1);
     /* Proved for colliding hashing (T mod k becomes uniform); for
      * non-colliding hashing S_delta's average over a window of k levels
      * agrees with it to the estimate's noise (docs/models.md 3b). */

@@ -155,6 +155,7 @@ typedef struct model_asym {
     model_sum pre_g;   /* sum_{b<b1} g_b */
     model_sum pre_gr;  /* sum_{b<b1} g_b rho(b) */
     double pre_delta;  /* sum_{b<b1} (g_b - C/(M-b)) */
+    double pre_delta1; /* sum_{b<b1} (g_b - C/(M-b)) b (nexact.c) */
     double dinf;       /* its limit */
     double *gtail;     /* g_b for b1-k <= b < b1 */
 } model_asym;

@@ -495,8 +495,8 @@ double rbf__nexact_term(const rbf_model_params *p, uint64_t n, double *relerr)
  * and are smooth.  Optional stopping at the end of a real-user cycle
  * (B'_N bits after N bit-setting messages) gives E[J(B'_N)] = N exactly and
  * E_fp = E[P(B'_N)].  With G = P o J^-1, Y = J(B'_N):
- *   E_fp = G(N) + G''(N) Var(Y)/2 + O(G''' kappa_3),
- * Var(Y) = sum_c E[Var(J-step | B'_c)] (a martingale).  J and P at a level
+ *   E_fp = G(N) + G'' mu2/2 + G''' mu3/6 + G'''' mu4/24 + O(N^-3) G,
+ * mu the central moments of Y (nr_terms below).  J and P at a level
  * b come from the renewal sums of asym.c (optional stopping at the first
  * level >= b): J(b) = sum_{i<b} g_i (1 - rho_i) - ov_J(b),
  * P(b) = sum_{i<b} g_i rho_i - ov_P(b), ov the overshoot terms. */
@@ -506,16 +506,20 @@ typedef struct nr_ctx {
     uint64_t M;
     unsigned k;
     int nc;
-    double *tau; /* k + 1 */
+    double *tau; /* k + 1, then 5 k overshoot laws (nr_JP) */
 } nr_ctx;
 
-/* Overshoot sums at b: sum_j O_j S_j, sum_j O_j j, O_j = P(first level >=
- * b is b+j) = sum_i g_i tau(i, b+j-i), S_j the renewal sums over
+/* Overshoot sums at b: sum_j O_j S_j for J and P, and (mom != NULL) the
+ * overshoot's raw moments mom[r-1] = sum_j O_j j^r, r = 1..4, and (O !=
+ * NULL) O_j for j = 0..k-1 (O_0 left 0: it adds nothing); O_j = P(first
+ * level >= b is b+j) = sum_i g_i tau(i, b+j-i), S_j the renewal sums over
  * [b, b+j) of g (1 - rho) (J) and g rho (P). */
-static void nr_over(const nr_ctx *c, uint64_t b, double *oJ, double *oP, double *oj)
+static void nr_over(const nr_ctx *c, uint64_t b, double *oJ, double *oP, double *mom, double *O)
 {
     const unsigned k = c->k;
-    double ovJ = 0.0, ovP = 0.0, ovj = 0.0;
+    double ovJ = 0.0, ovP = 0.0, m[4] = {0.0, 0.0, 0.0, 0.0};
+    if (O)
+        memset(O, 0, (size_t)k * sizeof *O);
     for (unsigned back = 1; back <= k && back <= b; back++) {
         uint64_t i = b - back;
         double gi = rbf__asym_g(c->a, i);
@@ -532,15 +536,22 @@ static void nr_over(const nr_ctx *c, uint64_t b, double *oJ, double *oP, double 
             }
             ovJ += o * sJ;
             ovP += o * sP;
-            ovj += o * (double)j;
+            if (O)
+                O[j] += o;
+            double jp = o;
+            for (unsigned r = 0; r < 4; r++) {
+                jp *= (double)j;
+                m[r] += jp;
+            }
         }
     }
     *oJ = ovJ;
     *oP = ovP;
-    *oj = ovj;
+    if (mom)
+        memcpy(mom, m, sizeof m);
 }
 
-/* J(b) and P(b) at an integer b >= b1 + k */
+/* J(b) and P(b) at an integer b >= b1 + k + 2 */
 static int nr_JP(const nr_ctx *c, uint64_t b, double *J, double *P)
 {
     double fp, en0;
@@ -550,33 +561,117 @@ static int nr_JP(const nr_ctx *c, uint64_t b, double *J, double *P)
     const unsigned k = c->k;
     double gb = rbf__asym_g(c->a, b), rb = rbf__model_rho(c->M, k, c->nc, b);
     double F1 = en0, F2 = fp * (en0 + gb) - gb * rb;
-    /* ov(b) = sum_j O_j (X(b+j) - X(b)); X(l+1) - X(l) = (renewal term at
-     * l) - (ov(l+1) - ov(l)), so subtract ov'(b) E[j] (ov' by a forward
-     * difference of the first approximation) */
-    double oJ, oP, oj, oJ1, oP1, oj1;
-    nr_over(c, b, &oJ, &oP, &oj);
-    nr_over(c, b + 1, &oJ1, &oP1, &oj1);
-    *J = F1 - F2 - (oJ - (oJ1 - oJ) * oj);
-    *P = F2 - (oP - (oP1 - oP) * oj);
+    /* ov(b) = sum_j O_j (X(b+j) - X(b)), X = J or P; X(l+1) - X(l) =
+     * (renewal term at l) - (ov(l+1) - ov(l)), so ov = ov0 - T ov with
+     * ov0 = sum_j O_j S_j and (T f)(l) = sum_j O_j(l) (f(l+j) - f(l)).
+     * ov is smooth: solved by fixed-point iteration on 5 levels b + i h
+     * (h 1/32 of ov0's scale), f(l+j) from the quartic through them.  T
+     * is about k E[j]/b, and its coefficients change with l on the scale
+     * of M: a constant-coefficient series missed 1e-10 of P at light load
+     * (M = 2^18, k = 12); four iterations leave T^5. */
+    double L = fmin((double)b / ((double)k + 1.0), (double)(c->M - b));
+    uint64_t h = L >= 64.0 ? (uint64_t)(L / 32.0) : 1;
+    if (b < c->a->b1 + 2 * h)
+        h = 1;
+    double fJ[5], fP[5], vJ[5], vP[5], *O = c->tau + k + 1;
+    for (int i = 0; i < 5; i++) {
+        uint64_t l = b + (uint64_t)((int64_t)(i - 2) * (int64_t)h);
+        nr_over(c, l, &fJ[i], &fP[i], NULL, O + (size_t)i * k);
+        vJ[i] = fJ[i];
+        vP[i] = fP[i];
+    }
+    const double hd = (double)h;
+    for (unsigned it = 0; it < 4; it++) {
+        double nJ[5], nP[5];
+        for (int i = 0; i < 5; i++) {
+            double tJ = 0.0, tP = 0.0;
+            const double *Oi = O + (size_t)i * k;
+            for (unsigned j = 1; j < k; j++) {
+                if (Oi[j] == 0.0)
+                    continue;
+                /* Lagrange weights at x = (i - 2) + j/h on nodes -2..2 */
+                double x = (double)(i - 2) + (double)j / hd, w[5];
+                for (int q = 0; q < 5; q++) {
+                    double num = 1.0, den = 1.0;
+                    for (int r = 0; r < 5; r++)
+                        if (r != q) {
+                            num *= x - (double)(r - 2);
+                            den *= (double)(q - r);
+                        }
+                    w[q] = num / den;
+                }
+                double pJ = 0.0, pP = 0.0;
+                for (int q = 0; q < 5; q++) {
+                    pJ += w[q] * vJ[q];
+                    pP += w[q] * vP[q];
+                }
+                tJ += Oi[j] * (pJ - vJ[i]);
+                tP += Oi[j] * (pP - vP[i]);
+            }
+            nJ[i] = fJ[i] - tJ;
+            nP[i] = fP[i] - tP;
+        }
+        memcpy(vJ, nJ, sizeof nJ);
+        memcpy(vP, nP, sizeof nP);
+    }
+    double ov[2] = {vJ[2], vP[2]};
+    *J = F1 - F2 - ov[0];
+    *P = F2 - ov[1];
     return RBF_OK;
 }
 
-/* d rho / db at real b */
-static double nr_drho(uint64_t M, unsigned k, int nc, double b)
+/* ---- the second-order terms to O(1/M^2) (docs/models.md 3b, "exact_real")
+ *
+ * Y = J(B'_N), M_c = J(B'_c) - c a martingale with conditional variance
+ * v(b) and third moment w(b) per step.  E[G(Y)] = G(N) + G'' mu2/2 +
+ * G''' mu3/6 + G'''' mu4/24 + O(N^-3) G, with
+ *   mu2 = E[V(B'_N)], V the potential of v ((K' - I) V = v, V(0) = 0):
+ *         H(N) + H''(N) mu2/2, H = V o J^-1, H'' = v'(b)/J'(b);
+ *   mu3 = sum_c E[w] + 3 sum_c E[M_c v(B'_c)]
+ *       = int_0^b* J' (w - 3 v^2) db + 3 v(b*) mu2 (to leading order);
+ *   mu4 = 3 mu2^2 (to leading order).
+ * v needs O(1/M) relative accuracy: with J' = u, u = u0 - u0' E[D'^2] /
+ * (2 E[D']) (u0 = (1 - rho)/E[D], the Taylor expansion of (K - I) J =
+ * 1 - rho), v = u^2 Var(D') + u u0' Cov(D', D'^2), w = u^3 kappa_3(D'),
+ * D' the bits a bit-setting message sets. */
+
+/* rho, 1 - rho and d rho/db at a real level x >= 0 (non-colliding below
+ * k: the polynomial, by its product) */
+static void nr_rho_x(const nr_ctx *c, double x, double *rho, double *omr, double *drho)
 {
-    if (!nc)
-        return (double)k * pow(b / (double)M, (double)k) / b;
-    double r = 1.0, s = 0.0;
-    for (unsigned p = 0; p < k; p++) {
-        r *= (b - (double)p) / ((double)M - (double)p);
-        s += 1.0 / (b - (double)p);
+    const double Md = (double)c->M;
+    const unsigned k = c->k;
+    if (!c->nc) {
+        double l = (double)k * log(x / Md);
+        *rho = exp(l);
+        *omr = -expm1(l);
+        *drho = (double)k / Md * pow(x / Md, (double)k - 1.0);
+        return;
     }
-    return r * s;
+    if (x < (double)k + 1.0) {
+        double r = 1.0, d = 0.0;
+        for (unsigned p = 0; p < k; p++) {
+            double f = (x - (double)p) / (Md - (double)p);
+            d = d * f + r / (Md - (double)p);
+            r *= f;
+        }
+        *rho = r;
+        *omr = 1.0 - r;
+        *drho = d;
+        return;
+    }
+    double l = 0.0, s = 0.0;
+    for (unsigned p = 0; p < k; p++) {
+        l += log((x - (double)p) / (Md - (double)p));
+        s += 1.0 / (x - (double)p);
+    }
+    *rho = exp(l);
+    *omr = -expm1(l);
+    *drho = *rho * s;
 }
 
-/* Var(J-step | a bit-setting message at b) per unit of J'(b)^2: the
- * variance of the bits such a message sets */
-static double nr_vard(const nr_ctx *c, uint64_t b)
+/* Var(D') and its third central moment at an integer level b */
+static void nr_dmom_int(const nr_ctx *c, uint64_t b, double *var, double *k3)
 {
     rbf__model_step_dist(c->M, c->k, c->nc, b, c->tau);
     double m0 = 0.0, m1 = 0.0;
@@ -584,12 +679,26 @@ static double nr_vard(const nr_ctx *c, uint64_t b)
         m0 += c->tau[d];
         m1 += (double)d * c->tau[d];
     }
+    *var = *k3 = 0.0;
     if (!(m0 > 0.0))
-        return 0.0;
-    double mean = m1 / m0, v = 0.0;
-    for (unsigned d = 1; d <= c->k; d++)
-        v += ((double)d - mean) * ((double)d - mean) * c->tau[d];
-    return v / m0;
+        return;
+    double mean = m1 / m0, v = 0.0, t = 0.0;
+    for (unsigned d = 1; d <= c->k; d++) {
+        double e = (double)d - mean;
+        v += e * e * c->tau[d];
+        t += e * e * e * c->tau[d];
+    }
+    *var = v / m0;
+    *k3 = t / m0;
+}
+
+/* Var(J-step | a bit-setting message at b) per unit of J'(b)^2: the
+ * variance of the bits such a message sets */
+static double nr_vard(const nr_ctx *c, uint64_t b)
+{
+    double v, k3;
+    nr_dmom_int(c, b, &v, &k3);
+    return v;
 }
 
 /* Var(Y) to level bs: int_0^bs J'(b)^3 Var(D'(b)) db (Gauss-Legendre) */
@@ -617,6 +726,157 @@ static double nr_var(const nr_ctx *c, double bs)
     return V;
 }
 
+/* At a real level x: pi (the smooth visit density C (1 - rho)/(M - x)),
+ * u = J', v and w as above */
+static void nr_local(const nr_ctx *c, double x, double *pi, double *u, double *v, double *w)
+{
+    const double Md = (double)c->M, z = Md - x;
+    double rho, omr, drho;
+    nr_rho_x(c, x, &rho, &omr, &drho);
+    double p1 = c->nc ? (double)c->k / Md : -expm1((double)c->k * log1p(-1.0 / Md));
+    double m1 = z * p1; /* E[D] */
+    double u0 = omr / m1;
+    double du0 = -drho / m1 + u0 / z;
+    uint64_t b = (uint64_t)x;
+    double f = x - (double)b, va, ka, vb = 0.0, kb = 0.0;
+    nr_dmom_int(c, b, &va, &ka);
+    if (f > 0.0 && b + 1 < c->M)
+        nr_dmom_int(c, b + 1, &vb, &kb);
+    double var = va + f * (vb - va), k3 = ka + f * (kb - ka);
+    double mean = 1.0 / u0; /* E[D'] = E[D]/(1 - rho) */
+    double ed2 = var + mean * mean;
+    double uu = u0 - du0 * ed2 / (2.0 * mean);
+    double cov2 = 2.0 * mean * var + k3;
+    *pi = c->a->C * omr / z;
+    *u = uu;
+    *v = uu * uu * var + uu * du0 * cov2;
+    *w = uu * uu * uu * k3;
+}
+
+/* Fornberg's weights: derivatives 0..4 at x0 of the polynomial through
+ * (xs[j], ys[j]), j < n (n <= 7) */
+static void nr_fornberg(double x0, const double *xs, const double *ys, unsigned n, double *der)
+{
+    double c[5][7][7];
+    memset(c, 0, sizeof c);
+    c[0][0][0] = 1.0;
+    double c1 = 1.0, c4 = xs[0] - x0;
+    for (unsigned i = 1; i < n; i++) {
+        unsigned mn = i < 4 ? i : 4;
+        double c2 = 1.0, c5 = c4;
+        c4 = xs[i] - x0;
+        for (unsigned j = 0; j < i; j++) {
+            double c3 = xs[i] - xs[j];
+            c2 *= c3;
+            if (j == i - 1) {
+                for (unsigned m = mn; m >= 1; m--)
+                    c[m][i][i] = c1 * ((double)m * c[m - 1][i - 1][i - 1] - c5 * c[m][i - 1][i - 1]) / c2;
+                c[0][i][i] = -c1 * c5 * c[0][i - 1][i - 1] / c2;
+            }
+            for (unsigned m = mn; m >= 1; m--)
+                c[m][i][j] = (c4 * c[m][i - 1][j] - (double)m * c[m - 1][i - 1][j]) / c3;
+            c[0][i][j] = c4 * c[0][i - 1][j] / c3;
+        }
+        c1 = c2;
+    }
+    for (unsigned m = 0; m <= 4; m++) {
+        double s = 0.0;
+        for (unsigned j = 0; j < n; j++)
+            s += c[m][n - 1][j] * ys[j];
+        der[m] = s;
+    }
+}
+
+/* int_0^X pi v and pi (w - 3 v^2) by Gauss-Legendre on panels no longer
+ * than X/24 and a quarter of the distance to a full filter */
+static void nr_integrals(const nr_ctx *c, double X, double *Iv, double *I3)
+{
+    double gx[NX_GL], gw[NX_GL];
+    rbf__model_gauss_legendre(NX_GL, gx, gw);
+    const double Md = (double)c->M;
+    double sv = 0.0, s3 = 0.0, x0 = 0.0;
+    while (x0 < X) {
+        double len = fmin(X / 24.0, (Md - x0) / 4.0);
+        double x1 = x0 + len >= X * (1.0 - 1e-12) ? X : x0 + len;
+        double mid = 0.5 * (x0 + x1), half = 0.5 * (x1 - x0), av = 0.0, a3 = 0.0;
+        for (unsigned i = 0; i < NX_GL; i++) {
+            double pi, u, v, w;
+            nr_local(c, mid + half * gx[i], &pi, &u, &v, &w);
+            av += gw[i] * pi * v;
+            a3 += gw[i] * pi * (w - 3.0 * v * v);
+        }
+        sv += av * half;
+        s3 += a3 * half;
+        x0 = x1;
+    }
+    *Iv = sv;
+    *I3 = s3;
+}
+
+/* E_fp = G(N) + G'' mu2/2 + G''' mu3/6 + G'''' mu4/24 (see above) and an
+ * estimate of its error; lo the level below b* = J^-1(N), GN = G(N)
+ * interpolated linearly between J(lo) = Jlo and J(lo + 1) = Jhi */
+static int nr_terms(const nr_ctx *c, uint64_t N, uint64_t lo, double bs, double GN, double Jlo,
+                    double Jhi, double *E, double *est)
+{
+    const uint64_t M = c->M;
+    const unsigned k = c->k;
+    const double Md = (double)M;
+    /* G's derivatives in J-time from 7 levels around b*: P against J */
+    double L = fmin((double)lo / ((double)k + 1.0), (Md - (double)lo) / 2.0);
+    uint64_t h = L >= 32.0 ? (uint64_t)(L / 16.0) : 1;
+    if (lo < c->a->b1 + k + 2 + 3 * h || lo + 3 * h + k + 2 >= M)
+        return 1;
+    double sx[7], sy[7], der[5];
+    for (unsigned j = 0; j < 7; j++)
+        if (nr_JP(c, lo + j * h - 3 * h, &sx[j], &sy[j]))
+            return 1;
+    nr_fornberg((double)N, sx, sy, 7, der);
+    /* mu2 = H(N) + H'' mu2/2, H = V o J^-1: V(lo) by Euler-Maclaurin on
+     * the smooth visit density plus the start-up transient, less the
+     * overshoot V' E[overshoot] */
+    double Iv, I3, Iv2, I32;
+    nr_integrals(c, (double)lo, &Iv, &I3);
+    nr_integrals(c, bs, &Iv2, &I32);
+    (void)Iv2;
+    double pi0, u0, v0, w0, pib, ub, vb, wb, pis, us, vs, ws;
+    nr_local(c, 0.0, &pi0, &u0, &v0, &w0);
+    nr_local(c, (double)lo, &pib, &ub, &vb, &wb);
+    nr_local(c, bs, &pis, &us, &vs, &ws);
+    double dh = fmax(1.0, L / 64.0), pa, ua, va, wa, pz, uz, vz, wz;
+    nr_local(c, bs - dh, &pa, &ua, &va, &wa);
+    nr_local(c, bs + dh, &pz, &uz, &vz, &wz);
+    double dv = (vz - va) / (2.0 * dh), dfb = (pz * vz - pa * va) / (2.0 * dh);
+    double p1, u1, v1, w1;
+    nr_local(c, 1.0, &p1, &u1, &v1, &w1);
+    double df0 = p1 * v1 - pi0 * v0;
+    double oJ, oP, om[4];
+    nr_over(c, lo, &oJ, &oP, om, NULL);
+    const double oj = om[0];
+    /* the transient: sum_i (g_i - C/(M-i)) (1 - rho_i) v_i, by the first
+     * two moments of g - C/(M-i) (v changes on the scale of M; its slope
+     * matters at light load: 1e-10 of E_fp at M = 2^18, k = 12) */
+    double t0 = v0, tq = fmax(64.0, sqrt(Md)), pq, uq, vq, wq;
+    nr_local(c, tq, &pq, &uq, &vq, &wq);
+    double rq, omq, dq;
+    nr_rho_x(c, tq, &rq, &omq, &dq);
+    double t1 = (omq * vq - t0) / tq;
+    double SV = Iv + 0.5 * (pi0 * v0 - pib * vb) + (dfb - df0) / 12.0 + c->a->pre_delta * t0 +
+                c->a->pre_delta1 * t1;
+    double V = SV - pib * vb * oj;
+    double H = V + (bs - (double)lo) * pis * vs;
+    double H2 = dv / us;
+    double mu2 = H / (1.0 - 0.5 * H2);
+    double mu3 = I32 + 3.0 * vs * mu2;
+    double t2 = 0.5 * der[2] * mu2, t3 = der[3] * mu3 / 6.0, t4 = der[4] * mu2 * mu2 / 8.0;
+    /* the linear interpolation's own error, G'' (N - Jlo)(Jhi - N)/2 */
+    GN -= 0.5 * der[2] * ((double)N - Jlo) * (Jhi - (double)N);
+    *E = GN + t2 + t3 + t4;
+    double q = ((double)k + 1.0) / fmin(bs, Md - bs);
+    *est = 32.0 * q * (fabs(t3) + fabs(t4)) + fabs(t2) * (32.0 * q * q + 1e-8);
+    return 0;
+}
+
 int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double *relerr)
 {
     const uint64_t M = p->bits;
@@ -638,7 +898,7 @@ int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double 
     if (rc)
         return rc;
     nr_ctx c = {&a, M, k, nc, NULL};
-    c.tau = rbf__malloc(((size_t)k + 1) * sizeof *c.tau);
+    c.tau = rbf__malloc(((size_t)k + 1 + 5 * (size_t)k) * sizeof *c.tau);
     if (!c.tau) {
         rbf__asym_free(&a);
         return RBF_ENOMEM;
@@ -647,7 +907,7 @@ int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double 
     if (a.b1 == UINT64_MAX || a.b1 + k + 2 >= M)
         goto out;
     /* bisection for the level b0 with J(b0) <= N < J(b0 + 1) */
-    uint64_t lo = a.b1 + k, hi = M - k - 2;
+    uint64_t lo = a.b1 + k + 2, hi = M - k - 2;
     double Jlo, Plo, Jhi, Phi;
     if (nr_JP(&c, lo, &Jlo, &Plo) || nr_JP(&c, hi, &Jhi, &Phi))
         goto out;
@@ -690,24 +950,12 @@ int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double 
     double f = ((double)N - Jlo) / (Jhi - Jlo);
     double GN = Plo + f * (Phi - Plo);
     double bs = (double)lo + f;
-    /* the second-order term: G'' = rho'(M-b)/(C (1-rho)^3) at b*,
-     * Var(Y) = int_0^b* J'(b)^3 Var(D') db, J' = C (1-rho)/(M-b) */
     double rs = rbf__model_rho(M, k, nc, lo);
     double oms = rbf__model_one_minus_rho(M, k, nc, lo);
-    double G2 = nr_drho(M, k, nc, bs) * (Md - bs) / (C * oms * oms * oms);
-    double V = nr_var(&c, bs);
-    double corr = 0.5 * G2 * V;
-    double E = GN + corr;
-    /* error estimate: the neglected terms are O((k/(M-b))^2) relative
-     * (the second-order term's own approximations, J'' in the steps,
-     * E[s^2(B'_c)] at the mean path; the third cumulant); measured against
-     * the propagation they are 1.5-16 (k+1)/(M-b) of the second-order term
-     * (M = 2^16 .. 2^20, k = 2 .. 12, both hashings): 32 (k+1)/(M-b) of it,
-     * plus its quadrature, asym's sums (1e-12 of the sums) and the
-     * interpolation between levels */
-    double est = fabs(corr) * (32.0 * ((double)k + 1.0) / (Md - bs) + 1e-6) +
-                 1e-12 * (Plo + fabs(Jlo) * rs / oms) +
-                 fabs(Phi - Plo) * ((double)k + 1.0) / bs;
+    double E, est;
+    if (nr_terms(&c, N, lo, bs, GN, Jlo, Jhi, &E, &est))
+        goto out;
+    est += 1e-12 * (Plo + fabs(Jlo) * rs / oms);
     double rel = E > 0.0 ? est / E : INFINITY;
     if (relerr)
         *relerr = rel;
