@@ -44,7 +44,8 @@ typedef enum {
                                * milliseconds at any M, within 1e-9 of the exact pass
                                * (docs/models.md 3b); sigma below ~2^13 runs the exact pass */
     RBF_MODEL_AUTO = 3        /* exact pass when M <= RBF_MODEL_AUTO_EXACT_BITS, else asymptotic
-                               * (N-bounded: also asymptotic above that many messages) */
+                               * (N-bounded: also asymptotic above that many messages, or
+                               * where the propagation would cost N k sqrt(M) > 5e7) */
 } rbf_model_method;
 
 /* RBF_MODEL_AUTO runs the exact pass up to this many bits (so every value

@@ -390,13 +390,17 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
     }
 
     /* exact worst and oracle: one value above RBF_MODEL_AUTO_EXACT_BITS
-     * bits or messages (auto) or always (asymptotic) by the fast method
-     * (nexact.c); the propagation below when its error estimate says no.
+     * bits or messages, or where the propagation would cost more than
+     * about a second (N k sqrt(M) > RBF__NB_AUTO_CHAIN) (auto), or always
+     * (asymptotic) by the fast method (nexact.c); the propagation below
+     * when its error estimate says no.
      * Above 2^22 messages the propagation costs N k W steps, seconds to
      * hours, and past saturation the fast method's closed form is exact */
     bdist d;
     if (!curve && (rbf__model_use_asym(p) ||
-                   (p->method == RBF_MODEL_AUTO && N > RBF_MODEL_AUTO_EXACT_BITS))) {
+                   (p->method == RBF_MODEL_AUTO &&
+                    (N > RBF_MODEL_AUTO_EXACT_BITS ||
+                     (double)N * (double)k * sqrt((double)M) > RBF__NB_AUTO_CHAIN)))) {
         rc = rbf__nexact_fast(p, N, &last->exact_worst, &last->exact_oracle, &last->saturated_at,
                               NULL);
         if (rc < 0)

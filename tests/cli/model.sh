@@ -120,6 +120,30 @@ assert a['method'] == 'auto' and e['saturated_at'] == a['saturated_at'] == 75055
 for k in ('exact_worst', 'exact_oracle', 'exact_real'):
     assert a[k] == f[k] and abs(a[k] / e[k] - 1) <= 1e-9, (k, a[k], f[k], e[k])
 " || bad "$ARGS: auto above 2^22 messages"
+# auto takes the fast rates where the propagation would cost N k sqrt(M) >
+# 5e7 (here 1.1e8, heavy load: the potentials of exact_real to O(1/N^2)),
+# and they equal the propagation (--method exact) to 1e-9; below that cost
+# (64Ki bits, k = 32, N = 5000: 4.1e7) auto is the propagation, digit for digit
+ARGS="--bits 256Ki --hashes 8 --messages 27000 --json"
+expect_ok $ARGS --method exact; cp "$OUT" "$OUT.exact"
+expect_ok $ARGS; cp "$OUT" "$OUT.auto"
+expect_ok $ARGS --method fast
+CHECKS=$((CHECKS + 1))
+python3 -c "
+import json; e = json.load(open('$OUT.exact')); a = json.load(open('$OUT.auto')); f = json.load(open('$OUT'))
+assert 1e-4 < e['exact_real'] < 0.9, e
+for k in ('exact_worst', 'exact_oracle', 'exact_real'):
+    assert a[k] == f[k] and abs(a[k] / e[k] - 1) <= 1e-9, (k, a[k], f[k], e[k])
+" || bad "$ARGS: auto where the chain is costly"
+ARGS="--bits 64Ki --hashes 32 --messages 5000 --json"
+expect_ok $ARGS --method exact; cp "$OUT" "$OUT.exact"
+expect_ok $ARGS
+CHECKS=$((CHECKS + 1))
+python3 -c "
+import json; e = json.load(open('$OUT.exact')); a = json.load(open('$OUT'))
+for k in ('exact_worst', 'exact_oracle', 'exact_real'):
+    assert a[k] == e[k], (k, a[k], e[k])
+" || bad "$ARGS: auto below the chain's cost is the propagation"
 # the fast exact N-bounded rates (auto above 2^22 bits) = the propagation
 # (--method exact) where that is cheap (light load), both hashings
 for h in colliding non-colliding; do
