@@ -169,7 +169,11 @@ typedef struct rbf_model_n_result {
     uint64_t saturated_at; /* 0, or the n from which E[rho(B_n)] = 1 (every bit set,
                             * to the 1e-30 window): later terms are taken as 1 in
                             * closed form, so any N answers at once */
-    uint64_t reserved_[4]; /* written as zero: room for new fields (rbf_base.h) */
+    double exact_real_worst; /* E[rho(B'_N)]: the real user's rate just before it
+                              * recycles (B'_N the bits after N bit-setting messages;
+                              * 1 when the filter may fill first), the frozen
+                              * filter's rate in two phases.  2.x: from a reserved word */
+    uint64_t reserved_[3]; /* written as zero: room for new fields (rbf_base.h) */
 } rbf_model_n_result;
 
 RBF_API int rbf_model_nbounded(const rbf_model_params *p, uint64_t messages,

@@ -274,8 +274,8 @@ static void test_real_any_load(void **state)
                     rbf_model_params p = tu_model_params(M, k, nc, 0, RBF_MODEL_EXACT);
                     rbf_model_n_result e;
                     assert_int_equal(rbf_model_nbounded(&p, N, &e), RBF_OK);
-                    double r = -1.0, re = -1.0;
-                    int rc = rbf__nreal_fast(&p, N, &r, &re);
+                    double r = -1.0, re = -1.0, rw = -1.0;
+                    int rc = rbf__nreal_fast(&p, N, &r, &re, &rw);
                     printf("real any load M=%llu k=%u %s N=%llu: %.15g / chain %.15g (%.1e), "
                            "estimate %.1e, rc %d\n",
                            (unsigned long long)M, k, nc ? "nc" : "c", (unsigned long long)N, r,
@@ -287,8 +287,10 @@ static void test_real_any_load(void **state)
                     }
                     assert_true(rel(r, e.exact_real) <= re);
                     assert_true(re <= 2e-5);
-                    if (rc == RBF_OK)
+                    if (rc == RBF_OK) {
                         assert_true(rel(r, e.exact_real) <= TOL);
+                        assert_true(rel(rw, e.exact_real_worst) <= TOL);
+                    }
                 }
     if (tu_shrink() > 1) /* the long chains below run in the normal build */
         return;
@@ -307,22 +309,25 @@ static void test_real_any_load(void **state)
         rbf_model_params q = tu_model_params(acc[i].M, acc[i].k, acc[i].nc, 0, RBF_MODEL_EXACT);
         rbf_model_n_result ex;
         assert_int_equal(rbf_model_nbounded(&q, acc[i].N, &ex), RBF_OK);
-        double rr = -1.0, rre = -1.0;
-        int rc2 = rbf__nreal_fast(&q, acc[i].N, &rr, &rre);
+        double rr = -1.0, rre = -1.0, rw = -1.0;
+        int rc2 = rbf__nreal_fast(&q, acc[i].N, &rr, &rre, &rw);
         printf("real heavy load M=%llu k=%u %s N=%llu: %.15g / chain %.15g (%.1e), "
                "estimate %.1e, rc %d\n",
                (unsigned long long)acc[i].M, acc[i].k, acc[i].nc ? "nc" : "c",
                (unsigned long long)acc[i].N, rr, ex.exact_real, rel(rr, ex.exact_real), rre, rc2);
+        printf("  worst %.15g / chain %.15g (%.1e)\n", rw, ex.exact_real_worst,
+               rel(rw, ex.exact_real_worst));
         assert_int_equal(rc2, RBF_OK);
         assert_true(rel(rr, ex.exact_real) <= 1e-10);
         assert_true(rel(rr, ex.exact_real) <= rre);
+        assert_true(rel(rw, ex.exact_real_worst) <= 1e-10);
     }
     /* past the bit-setting messages a filling takes: 1, as the chain */
     rbf_model_params p = tu_model_params(65536, 7, 0, 0, RBF_MODEL_EXACT);
     rbf_model_n_result e;
     assert_int_equal(rbf_model_nbounded(&p, 60000, &e), RBF_OK);
     double r = -1.0, re;
-    assert_int_equal(rbf__nreal_fast(&p, 60000, &r, &re), RBF_OK);
+    assert_int_equal(rbf__nreal_fast(&p, 60000, &r, &re, NULL), RBF_OK);
     assert_true(e.exact_real == 1.0 && r == 1.0);
     /* just below a whole filling (about 24276 bit-setting messages at
      * k = 7) the propagation has mass >= 1e-30 on a full filter and says
@@ -330,13 +335,57 @@ static void test_real_any_load(void **state)
     assert_int_equal(rbf_model_nbounded(&p, 23800, &e), RBF_OK);
     assert_true(e.exact_real == 1.0);
     r = -1.0;
-    int rc = rbf__nreal_fast(&p, 23800, &r, &re);
+    int rc = rbf__nreal_fast(&p, 23800, &r, &re, NULL);
     assert_true(rc == 1 || r == 1.0);
+}
+
+/* exact_real_worst, E[rho(B'_N)], against an independent propagation:
+ * the two-phase real-user cycle law (cycles.c, its own chain) gives the
+ * rate (E_fp + N rho_F)/(N + E_fp) and the mean N + E_fp, which the CLI
+ * now computes from rbf_model_nbounded alone.  Also: exact_real_worst is at
+ * least exact_worst (B'_N >= B_N) and, past a sure filling, 1. */
+static void test_real_worst(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t M;
+        unsigned k;
+        int nc;
+        uint64_t N;
+    } cs[] = {{500, 3, 0, 100}, {2000, 5, 1, 300}, {4096, 7, 0, 600}, {1000, 1, 0, 900},
+              {3000, 12, 0, 200}, {8192, 4, 1, 2500}};
+    for (unsigned i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        rbf_model_params p = tu_model_params(cs[i].M, cs[i].k, cs[i].nc, 0, RBF_MODEL_EXACT);
+        rbf_model_n_result e;
+        assert_int_equal(rbf_model_nbounded(&p, cs[i].N, &e), RBF_OK);
+        rbf_model_cycle_spec s;
+        rbf_model_cycle_spec_init(&s);
+        s.phases = 2;
+        s.messages = cs[i].N;
+        rbf_model_cycles *c = NULL;
+        assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_OK);
+        double n = (double)cs[i].N, efp = n * e.exact_real / (1.0 - e.exact_real);
+        double fp = (efp + n * e.exact_real_worst) / (n + efp);
+        printf("real worst M=%llu k=%u N=%llu: %.15g (worst %.15g); two-phase %.15g / cycles "
+               "%.15g, mean %.12g / %.12g\n",
+               (unsigned long long)cs[i].M, cs[i].k, (unsigned long long)cs[i].N,
+               e.exact_real_worst, e.exact_worst, fp, rbf_model_cycles_fp(c), n + efp,
+               rbf_model_cycles_mean(c));
+        assert_true(e.exact_real_worst >= e.exact_worst * (1.0 - 1e-12));
+        assert_true(rel(fp, rbf_model_cycles_fp(c)) <= 1e-11);
+        assert_true(rel(n + efp, rbf_model_cycles_mean(c)) <= 1e-11);
+        rbf_model_cycles_free(c);
+    }
+    rbf_model_params p = tu_model_params(65536, 7, 0, 0, RBF_MODEL_EXACT);
+    rbf_model_n_result e;
+    assert_int_equal(rbf_model_nbounded(&p, 60000, &e), RBF_OK);
+    assert_true(e.exact_real == 1.0 && e.exact_real_worst == 1.0);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_real_worst),
         cmocka_unit_test(test_brute_tiny),
         cmocka_unit_test(test_real_light_load),
         cmocka_unit_test(test_real_saturated),

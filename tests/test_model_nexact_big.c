@@ -41,7 +41,7 @@ int main(void)
         if (rbf_model_nbounded(&p, cs[i].N, &e))
             return 1;
         double r = -1.0, re = -1.0;
-        int rc = rbf__nreal_fast(&p, cs[i].N, &r, &re);
+        int rc = rbf__nreal_fast(&p, cs[i].N, &r, &re, NULL);
         double g = rel(r, e.exact_real);
         printf("M=2^22 k=%u %s N=%llu: real %.15g / propagation %.15g: gap %.2e, estimate %.2e, "
                "rc %d\n",

@@ -30,7 +30,9 @@ static void help(void)
         "                      the messages per cycle of one filter)\n"
         "  --messages N        N-bounded: recycle after N bit-setting messages; prints\n"
         "                      the paper's f_w, f_o, f_a (colliding formulas) and the\n"
-        "                      exact exact_worst, exact_oracle, exact_real\n"
+        "                      exact exact_worst, exact_oracle, exact_real and\n"
+        "                      exact_real_worst (the real user's rate when it\n"
+        "                      recycles: the frozen filter's in two phases)\n"
         "  --hashing H         colliding (default) | non-colliding\n"
         "  --recycle R         non-retaining (default) | retaining (sigma-bounded;\n"
         "                      retaining needs S >= K)\n"
@@ -406,6 +408,7 @@ static int run_messages(const opts *o, rbf_model_params *p)
         jfield("exact_worst", r.exact_worst);
         jfield("exact_oracle", r.exact_oracle);
         jfield("exact_real", r.exact_real);
+        jfield("exact_real_worst", r.exact_real_worst);
         if (r.saturated_at)
             printf(", \"saturated_at\": %llu", (unsigned long long)r.saturated_at);
         else
@@ -419,6 +422,8 @@ static int run_messages(const opts *o, rbf_model_params *p)
         printf("exact_worst        %.12g   (exact E[rho(B_N)])\n", r.exact_worst);
         printf("exact_oracle       %.12g   (exact oracle average)\n", r.exact_oracle);
         printf("exact_real         %.12g   (exact real-user average)\n", r.exact_real);
+        printf("exact_real_worst   %.12g   (real user: E[rho] when it recycles)\n",
+               r.exact_real_worst);
         if (r.saturated_at)
             printf("saturated          from n = %llu every bit is set (E[rho(B_n)] = 1): the\n"
                    "                   exact rates past it are in closed form\n",

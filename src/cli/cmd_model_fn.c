@@ -161,8 +161,8 @@ int cli_model_fn(const cli_model_fn_args *a)
     memset(&fr, 0, sizeof fr);
     rbf_model_cycles *c = NULL;
     /* Without --fn only the rate and the mean cycle are printed: for the
-     * oracle and a saturated two-phase real user they follow from the
-     * N-bounded rates (any N, milliseconds past 2^22 messages) without the
+     * oracle and the two-phase real user they follow from the N-bounded
+     * rates (any N, milliseconds with the fast method) without the
      * cycle-length law, which would be N entries long. */
     double fp = 0.0, mean = 0.0;
     uint64_t saturated = 0;
@@ -170,7 +170,7 @@ int cli_model_fn(const cli_model_fn_args *a)
     if (!a->fn && a->messages) {
         rbf_model_n_result nr;
         rbf_model_params q = p;
-        if (!a->oracle)
+        if (!a->oracle && a->phases == 1)
             q.method = RBF_MODEL_ASYMPTOTIC; /* only whether the filter fills (exact_real = 1),
                                                 which the fast method decides conservatively */
         if ((rc = rbf_model_nbounded(&q, a->messages, &nr))) {
@@ -189,6 +189,19 @@ int cli_model_fn(const cli_model_fn_args *a)
              * it never recycles, every new message is a false positive */
             fp = 1.0;
             mean = INFINITY;
+            direct = 1;
+        } else if (a->phases == 2) {
+            /* a cycle: N bit-setting ticks, each a false positive of the
+             * frozen filter with probability exact_real_worst (its bits are
+             * the previous cycle's B'_N, independent), and E_fp active
+             * false positives: the same model as the cycle law's, without
+             * the law (N + F entries, too long past ~2^26) */
+            double n = (double)a->messages;
+            double efp = n * nr.exact_real / (1.0 - nr.exact_real);
+            fp = (efp + n * nr.exact_real_worst) / (n + efp);
+            if (fp > 1.0)
+                fp = 1.0;
+            mean = n + efp;
             direct = 1;
         }
     }

@@ -422,23 +422,37 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
                  * above 1 - 1e-30 before N: every new message from there
                  * on is a false positive, as the propagation says */
                 last->exact_real = 1.0;
+                last->exact_real_worst = 1.0;
                 return RBF_OK;
             }
+            const int nc = p->hashing == RBF_NON_COLLIDING;
             uint64_t top = N - 1 > (M - 1) / k ? M : (N - 1) * k;
-            double rmax = rbf__model_rho(M, k, p->hashing == RBF_NON_COLLIDING, top);
+            double rmax = rbf__model_rho(M, k, nc, top);
             if (rmax <= RBF__NEXACT_REAL_RMAX) {
                 double E = (double)N * last->exact_oracle;
+                double Eup = E / (1.0 - rmax);
                 E *= 1.0 + 0.5 * rmax / (1.0 - rmax);
-                last->exact_real = model_clamp01(E / ((double)N + E));
-                return RBF_OK;
+                /* B'_N = B_{N+F}, F the false positives before the N-th
+                 * bit-setting message (E[F] = E_fp <= Eup): E[rho(B_N)] <=
+                 * E[rho(B'_N)] <= E[rho(B_N)] + E[F rho(B_{N+F})], and with
+                 * E[F] <= 1e-3 almost all of it is F = 1, rho <= rho((N+1)k):
+                 * twice that bounds the second term */
+                uint64_t top2 = N + 1 > (M - 1) / k ? M : (N + 1) * k;
+                double gap = 2.0 * Eup * rbf__model_rho(M, k, nc, top2);
+                if (Eup <= 1e-3 && gap <= RBF__NEXACT_REAL_RMAX * last->exact_worst) {
+                    last->exact_real = model_clamp01(E / ((double)N + E));
+                    last->exact_real_worst = model_clamp01(last->exact_worst + 0.5 * gap);
+                    return RBF_OK;
+                }
             }
             /* any load: the potentials of the fill chain (nexact.c) */
-            double rr;
-            rc = rbf__nreal_fast(p, N, &rr, NULL);
+            double rr, rw;
+            rc = rbf__nreal_fast(p, N, &rr, NULL, &rw);
             if (rc < 0)
                 return rc;
             if (rc == RBF_OK) {
                 last->exact_real = rr;
+                last->exact_real_worst = rw;
                 return RBF_OK;
             }
             goto real_user;
@@ -482,7 +496,9 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
     bdist_free(&d);
 
 real_user:
-    /* exact real user: steps conditioned on setting a bit */
+    /* exact real user: steps conditioned on setting a bit.  Row c (N =
+     * c + 1) takes the false positives at B'_0 .. B'_c and E[rho(B'_{c+1})],
+     * the rate at the end of such a cycle */
     rc = bdist_init(&d, M, k, (p->hashing == RBF_NON_COLLIDING));
     if (rc)
         return rc;
@@ -504,18 +520,21 @@ real_user:
         }
         double E = msum_get(&sfp);
         double v = inf ? 1.0 : model_clamp01(E / ((double)(c + 1) + E));
-        if (curve)
-            curve[c].exact_real = v;
-        if (last && c + 1 == N)
-            last->exact_real = v;
-        if (inf && !curve) {
-            last->exact_real = 1.0; /* from here on every new message is a false positive */
-            break;
-        }
-        if (!inf && c + 1 < N && (rc = bdist_message_cond(&d)) != RBF_OK) {
+        if (!inf && (rc = bdist_message_cond(&d)) != RBF_OK) {
             bdist_free(&d);
             return rc;
         }
+        double rw = inf ? 1.0 : bdist_mean_rho(&d, NULL);
+        if (curve) {
+            curve[c].exact_real = v;
+            curve[c].exact_real_worst = rw;
+        }
+        if (last && (c + 1 == N || (inf && !curve))) {
+            last->exact_real = v;
+            last->exact_real_worst = rw;
+        }
+        if (inf && !curve)
+            break; /* from here on every new message is a false positive */
     }
     bdist_free(&d);
     return RBF_OK;

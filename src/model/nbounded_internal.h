@@ -47,8 +47,11 @@ int rbf__nexact_fast(const rbf_model_params *p, uint64_t N, double *worst, doubl
 
 /* exact_real at any load by the potentials of the fill chain (nexact.c):
  * returns 1 when not applicable or its error estimate is above 2e-10
- * (*real and *relerr are still written when it could compute them). */
-int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double *relerr);
+ * (*real and *relerr are still written when it could compute them).
+ * worst (may be NULL): also E[rho(B'_N)], the real user's rate at the end
+ * of its cycle, whose estimate must pass too. */
+int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double *relerr,
+                    double *worst);
 
 /* E[rho(B_n)] alone by the fast evaluator (tests), *relerr its estimate. */
 double rbf__nexact_term(const rbf_model_params *p, uint64_t n, double *relerr);

@@ -817,7 +817,7 @@ static void nr_integrals(const nr_ctx *c, double X, double *Iv, double *I3)
  * estimate of its error; lo the level below b* = J^-1(N), GN = G(N)
  * interpolated linearly between J(lo) = Jlo and J(lo + 1) = Jhi */
 static int nr_terms(const nr_ctx *c, uint64_t N, uint64_t lo, double bs, double GN, double Jlo,
-                    double Jhi, double *E, double *est)
+                    double Jhi, double *E, double *est, double *R, double *Rest)
 {
     const uint64_t M = c->M;
     const unsigned k = c->k;
@@ -874,10 +874,22 @@ static int nr_terms(const nr_ctx *c, uint64_t N, uint64_t lo, double bs, double 
     *E = GN + t2 + t3 + t4;
     double q = ((double)k + 1.0) / fmin(bs, Md - bs);
     *est = 32.0 * q * (fabs(t3) + fabs(t4)) + fabs(t2) * (32.0 * q * q + 1e-8);
+    /* E[rho(B'_N)] = E[R(Y)], R = rho o J^-1: the same moments */
+    double ry[7], rd[5];
+    for (unsigned j = 0; j < 7; j++)
+        ry[j] = rbf__model_rho(M, k, c->nc, lo + j * h - 3 * h);
+    nr_fornberg((double)N, sx, ry, 7, rd);
+    double rlo = rbf__model_rho(M, k, c->nc, lo), rhi = rbf__model_rho(M, k, c->nc, lo + 1);
+    double RN = rlo + ((double)N - Jlo) / (Jhi - Jlo) * (rhi - rlo) -
+                0.5 * rd[2] * ((double)N - Jlo) * (Jhi - (double)N);
+    double r2 = 0.5 * rd[2] * mu2, r3 = rd[3] * mu3 / 6.0, r4 = rd[4] * mu2 * mu2 / 8.0;
+    *R = RN + r2 + r3 + r4;
+    *Rest = 32.0 * q * (fabs(r3) + fabs(r4)) + fabs(r2) * (32.0 * q * q + 1e-8) + 1e-13 * *R;
     return 0;
 }
 
-int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double *relerr)
+int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double *relerr,
+                    double *worst)
 {
     const uint64_t M = p->bits;
     const unsigned k = p->hashes;
@@ -926,6 +938,8 @@ int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double 
             /* past a whole filling by far: the real user fills the
              * filter within the cycle */
             *real = 1.0;
+            if (worst)
+                *worst = 1.0;
             if (relerr)
                 *relerr = 0.0;
             rc = RBF_OK;
@@ -952,9 +966,11 @@ int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double 
     double bs = (double)lo + f;
     double rs = rbf__model_rho(M, k, nc, lo);
     double oms = rbf__model_one_minus_rho(M, k, nc, lo);
-    double E, est;
-    if (nr_terms(&c, N, lo, bs, GN, Jlo, Jhi, &E, &est))
+    double E, est, R, Rest;
+    if (nr_terms(&c, N, lo, bs, GN, Jlo, Jhi, &E, &est, &R, &Rest))
         goto out;
+    if (worst)
+        *worst = model_clamp01(R);
     est += 1e-12 * (Plo + fabs(Jlo) * rs / oms);
     double rel = E > 0.0 ? est / E : INFINITY;
     if (relerr)
@@ -963,6 +979,8 @@ int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double 
      * far from it */
     *real = model_clamp01(E / ((double)N + E));
     if (!(rel <= NR_TOL) || !(E >= 0.0))
+        goto out;
+    if (worst && !(Rest <= NR_TOL * R))
         goto out;
     rc = RBF_OK;
 out:

@@ -83,6 +83,33 @@ done
 CMD=model expect_ok --bits 1000 --hashes 5 --messages 100 --oracle --phases 2 --json
 CHECKS=$((CHECKS + 1)); near "$(jget "$OUT" cycle_mean)" 100 1e-12 || bad "oracle two-phase cycle"
 
+# the two-phase real user below saturation without --fn: from the one-phase
+# rates of a filter of half the bits (exact_real, and exact_real_worst for
+# the frozen filter), no cycle-length law, so at 2^29 bits per filter
+# (once "out of memory": the law would have 7e7 entries) as at 500
+for P in "1000 3 100" "1Gi 7 10M"; do
+  set -- $P
+  H=$(python3 -c "
+u = {'Gi': 1 << 30}
+s = '$1'
+print(int(s[:-2]) * u[s[-2:]] // 2 if s[-2:] in u else int(s) // 2)")
+  CMD=model expect_ok --bits "$H" --hashes "$2" --messages "$3" --json; cp "$OUT" "$TMPD/half.json"
+  CMD=model expect_ok --bits "$1" --hashes "$2" --messages "$3" --phases 2 --json
+  CHECKS=$((CHECKS + 1))
+  python3 - "$TMPD/half.json" "$OUT" <<'PY' || bad "--bits $1 --messages $3 --phases 2: from the one-phase rates"
+import json, sys
+one, two = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+n = float(one["messages"])
+efp = n * one["exact_real"] / (1 - one["exact_real"])
+fp = (efp + n * one["exact_real_worst"]) / (n + efp)
+assert 0 < two["fp"] < 1 and abs(two["fp"] / fp - 1) <= 1e-12, (two, fp)
+assert abs(two["cycle_mean"] / (n + efp) - 1) <= 1e-12, (two, n + efp)
+assert one["exact_real_worst"] >= one["exact_worst"], one
+PY
+done
+CMD=model expect_ok --bits 1000 --hashes 3 --messages 100 --phases 2 --json
+CHECKS=$((CHECKS + 1)); near "$(jget "$OUT" fp)" 0.124400714386991 1e-12 || bad "two-phase real user 1000/3/100"
+
 # plan --remember: a choice with its phases, or the least memory
 CMD=plan expect_ok --bits 1000 --fp 0.01 --remember 50 --miss 0.05 --json
 CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" phases)" = 2 ] || bad "remember 50: phases $(jget "$OUT" phases)"
