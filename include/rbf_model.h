@@ -440,7 +440,10 @@ RBF_API int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *
  * the one holding the most messages per cycle whose probability of
  * forgetting a message repeated after `remember` ticks (from a tick) is
  * <= miss.  feasible = 0 if none; `least_bits` then (if not NULL) receives
- * the least memory that has one (0 if not found up to 2^25 bits). */
+ * the least memory that has one (0 if not found up to 2^25 bits).  That
+ * search plans some thirty memories and calls o->progress (if set) before
+ * each, with done = memories planned and total = an estimate of them all;
+ * a nonzero return cancels it (RBF_ECANCELED). */
 typedef struct rbf_plan_remember_result {
     int feasible;
     unsigned phases;

@@ -578,6 +578,51 @@ static void test_fn_vs_sim(void **state)
     fn_case(1000, 5, 0, 100, 1, 1, "zipf:2000:1", 25);
 }
 
+/* The least-memory search reports its progress (one step per memory
+ * planned, done increasing, never past total) and stops when asked */
+typedef struct {
+    unsigned calls, cancel_at;
+    uint64_t last_done;
+    int bad;
+} prog_rec;
+
+static int prog_fn(void *ctx, uint64_t done, uint64_t total)
+{
+    prog_rec *r = ctx;
+    r->calls++;
+    if (done <= r->last_done || done > total)
+        r->bad = 1;
+    r->last_done = done;
+    return r->cancel_at && r->calls >= r->cancel_at;
+}
+
+static void test_plan_remember_progress(void **state)
+{
+    (void)state;
+    rbf_plan_options o;
+    rbf_plan_options_init(&o);
+    prog_rec rec = {0, 0, 0, 0};
+    o.progress = prog_fn;
+    o.progress_ctx = &rec;
+    rbf_plan_remember_result r, r0;
+    uint64_t least = 0, least0 = 0;
+    assert_int_equal(rbf_plan_remember(1000, 0.01, 60, 0.02, &o, &r, &least), RBF_OK);
+    assert_false(r.feasible);
+    assert_true(least > 1000);
+    /* one call per memory of the search: doubling, then bisection to one bit */
+    assert_true(rec.calls >= 10);
+    assert_false(rec.bad);
+    rbf_plan_options_init(&o);
+    assert_int_equal(rbf_plan_remember(1000, 0.01, 60, 0.02, &o, &r0, &least0), RBF_OK);
+    assert_true(least0 == least); /* the callback changes nothing */
+    rbf_plan_options_init(&o);
+    prog_rec stop = {0, 3, 0, 0};
+    o.progress = prog_fn;
+    o.progress_ctx = &stop;
+    assert_int_equal(rbf_plan_remember(1000, 0.01, 60, 0.02, &o, &r, &least), RBF_ECANCELED);
+    assert_int_equal(stop.calls, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -588,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_forget_vs_filter),
         cmocka_unit_test(test_fn_vs_sim),
         cmocka_unit_test(test_plan_remember_vs_filter),
+        cmocka_unit_test(test_plan_remember_progress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,8 +13,13 @@ int cli_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
 {
     rbf_plan_remember_result r;
     uint64_t least = 0;
-    o->progress = NULL;
+    /* progress on a terminal: the least-memory search plans some thirty
+     * memories (seconds to a minute for W near a cycle) */
+    o->progress = cli_progress_cb;
+    o->progress_ctx = NULL;
+    cli_progress_begin("plan --remember", 1);
     int rc = rbf_plan_remember(bits, eps, remember, miss, o, &r, &least);
+    cli_progress_end();
     if (rc == RBF_ENOMEM)
         return cli_fail(CMD, "out of memory (or a cycle distribution too long for this model)");
     if (rc)

@@ -737,15 +737,50 @@ int rbf__model_forget_bounds(const rbf_model_params *p, uint64_t sigma, unsigned
         rbf__free(Sl);
         return RBF_ENOMEM;
     }
+    /* Both bounds grow with n (the chance a bit is set does) and are 0 or
+     * 1 exactly away from the crossing n* of E[fill] and sigma: the upper
+     * tail underflows to 0 well below n* (found by bisection) and is 1 from
+     * n*; the lower one's complement is 0 up to n* and 1 once it
+     * underflows.  Only the window between is computed: some thousands of
+     * ticks instead of 2 (g + 1) evaluations (the --remember least-memory
+     * search calls this for every candidate) */
+    const uint64_t r1 = ret ? 1 : 0;
+    uint64_t z0 = 0; /* Fu[n] = 0 for n < z0 */
+    if (rbf__model_fill_tail_bound(p, r1, sigma) == 0.0) {
+        uint64_t a = 0, b = g + 1; /* tail(a) == 0; b: tail != 0 or past g */
+        while (b - a > 1) {
+            uint64_t m = a + (b - a) / 2;
+            if (rbf__model_fill_tail_bound(p, m + r1, sigma) == 0.0)
+                a = m;
+            else
+                b = m;
+        }
+        z0 = b;
+    }
+    uint64_t o0 = 0; /* Fl[n] = 0 (the lower tail bound is 1) for n < o0 */
+    if (rbf__model_fill_low_bound(p, r1, sigma) >= 1.0) {
+        uint64_t a = 0, b = g + 1;
+        while (b - a > 1) {
+            uint64_t m = a + (b - a) / 2;
+            if (rbf__model_fill_low_bound(p, m + r1, sigma) >= 1.0)
+                a = m;
+            else
+                b = m;
+        }
+        o0 = b;
+    }
+    int uone = 0, lone = 0;
     for (uint64_t n = 0; n <= g; n++) {
-        double u = rbf__model_fill_tail_bound(p, n + (ret ? 1 : 0), sigma);
-        double v = rbf__model_fill_low_bound(p, n + (ret ? 1 : 0), sigma);
+        double u = n < z0 ? 0.0 : uone ? 1.0 : rbf__model_fill_tail_bound(p, n + r1, sigma);
+        double v = n < o0 ? 1.0 : lone ? 0.0 : rbf__model_fill_low_bound(p, n + r1, sigma);
         Fu[n] = u < 1.0 ? u : 1.0;
         Fl[n] = v < 1.0 ? 1.0 - v : 0.0;
         if (n && Fu[n] < Fu[n - 1]) /* distribution functions: nondecreasing */
             Fu[n] = Fu[n - 1];
         if (n && Fl[n] < Fl[n - 1])
             Fl[n] = Fl[n - 1];
+        uone = Fu[n] >= 1.0;
+        lone = Fl[n] >= 1.0;
     }
     /* P(R = j) bounds, j = 0..g, and S(m) = sum_{1<=j<=m} */
     model_sum r_lo, r_hi, s_lo, s_hi;

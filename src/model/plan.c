@@ -310,6 +310,11 @@ static int sigma_one_k_fast(uint64_t M, unsigned k, int nc, int ret, int two, do
     uint64_t smin = smax / 16;
     if (smin < 8192)
         smin = 8192;
+    /* raised: smin was moved up to where the method's bounds start (large
+     * k: the start-up transient lasts ~ 9 k sqrt(M) levels); a rate above
+     * eps there puts the answer below it, where the exact pass is cheap
+     * (it stops at the answer: O(k sigma)) */
+    int raised = 0;
     for (;;) {
         if (smin >= smax)
             smin = smax;
@@ -318,8 +323,13 @@ static int sigma_one_k_fast(uint64_t M, unsigned k, int nc, int ret, int two, do
         if (rc)
             return rc;
         if (a.b1 == UINT64_MAX || smin < a.b1) {
+            uint64_t next = a.b1 == UINT64_MAX ? smin * 4 : a.b1;
             rbf__asym_free(&a);
-            return sigma_one_k(M, k, nc, ret, two, eps, stop_at, pp, res);
+            if (smin >= smax || next >= smax)
+                return sigma_one_k(M, k, nc, ret, two, eps, stop_at, pp, res);
+            smin = next;
+            raised = 1;
+            continue;
         }
         double r, en0;
         if ((rc = asym_rate(&a, ret, two, smin, &r, &en0)) != RBF_OK) {
@@ -328,7 +338,7 @@ static int sigma_one_k_fast(uint64_t M, unsigned k, int nc, int ret, int two, do
         }
         if (r > eps) {
             rbf__asym_free(&a);
-            if (smin <= 8192)
+            if (smin <= 8192 || raised)
                 return sigma_one_k(M, k, nc, ret, two, eps, stop_at, pp, res);
             smax = smin - 1;
             smin /= 16;

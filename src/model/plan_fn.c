@@ -187,21 +187,37 @@ int rbf_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
         fo.method = RBF_MODEL_ASYMPTOTIC;
     o = &fo;
     rbf_plan_remember_result r;
-    uint64_t lo = bits, hi = bits;
+    uint64_t lo = bits, hi = bits, done = 1;
+    /* progress: one step per memory planned; the total is what the
+     * doubling could still take, then the bisection's steps left */
+    unsigned lb = 0;
+    while (lb < 64 && (((uint64_t)1 << lb) < bits))
+        lb++;
     for (;;) {
         if (hi > ((uint64_t)1 << 24))
             return RBF_OK; /* not found below 2^25 bits: *least_bits = 0 */
         hi *= 2;
+        unsigned left = lb < 25 ? 25 - lb : 1;
+        if (o->progress && o->progress(o->progress_ctx, done, done + left + (lb > 1 ? lb : 1)))
+            return RBF_ECANCELED;
         if ((rc = plan_at(hi, eps, remember, miss, 0, o, &r)))
             return rc;
+        done++;
+        lb++;
         if (r.feasible)
             break;
         lo = hi;
     }
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
+        unsigned left = 0;
+        while (left < 64 && (((uint64_t)1 << left) < hi - lo))
+            left++;
+        if (o->progress && o->progress(o->progress_ctx, done, done + left))
+            return RBF_ECANCELED;
         if ((rc = plan_at(mid, eps, remember, miss, 0, o, &r)))
             return rc;
+        done++;
         if (r.feasible)
             hi = mid;
         else
