@@ -432,46 +432,43 @@ static void f8_fn_models(repro_ctx *c, f8_data *d)
 }
 
 /* Against every point: inside the 99% interval widened by 2% relative, or
- * within 2% of the simulated rate; Zipf separately (a known deviation). */
+ * within 2% of the simulated rate (Zipf counted apart too: once taken for a
+ * deviation of the mean field, it was the short warm-up of --quick runs). */
 static int f8_claim_fn_model(repro_ctx *c, const f8_data *d)
 {
-    /* the false-negative model (docs/models.md 9.3) against every point:
-     * inside the 99% interval widened by 2% relative, or within 2% of the
-     * simulated rate; Zipf separately (a known deviation) */
     unsigned fin = 0, fnn = 0, zin = 0, zn = 0;
     double fworst = 0;
-    {
-        for (size_t i = 0; i < F8_NJOBS; i++) {
-                const rbf_sim_result *r = &d->jobs[i].res;
-                double m = d->model_fn[i];
-                if (!isfinite(m))
-                    continue;
-                int ok = (m >= r->fn.ci_low * 0.98 && m <= r->fn.ci_high * 1.02) ||
-                         fabs(m - r->fn.mean) <= 0.02 * r->fn.mean;
-                if (d->jobs[i].cfg.workload.kind == RBF_SIM_ZIPF) {
-                    zn++;
-                    zin += (unsigned)ok;
-                    continue;
-                }
-                fnn++;
-                fin += (unsigned)ok;
-                double rel = r->fn.mean > 0 ? fabs(m - r->fn.mean) / r->fn.mean : 0;
-                if (rel > fworst)
-                    fworst = rel;
-            }
+    for (size_t i = 0; i < F8_NJOBS; i++) {
+        const rbf_sim_result *r = &d->jobs[i].res;
+        double m = d->model_fn[i];
+        if (!isfinite(m))
+            continue;
+        int ok = (m >= r->fn.ci_low * 0.98 && m <= r->fn.ci_high * 1.02) ||
+                 fabs(m - r->fn.mean) <= 0.02 * r->fn.mean;
+        fnn++;
+        fin += (unsigned)ok;
+        if (d->jobs[i].cfg.workload.kind == RBF_SIM_ZIPF) {
+            zn++;
+            zin += (unsigned)ok;
+        }
+        double rel = r->fn.mean > 0 ? fabs(m - r->fn.mean) / r->fn.mean : 0;
+        if (rel > fworst)
+            fworst = rel;
     }
     if (fnn) /* --quick runs leave the model out, and the claim with it */
         repro_claim_add(c, "fn_model_matches_simulation",
-                        "The false-negative model (rbf model --fn) agrees with the simulation on "
-                        "the uniform and fading points of Fig. 8 (inside the 99% interval widened "
-                        "by 2%, or within 2% of the simulated rate)",
-                        "beyond the paper", "(none)",
-                        fin == fnn,
-                        "Zipf is a known deviation of the mean field (docs/models.md 9.3); left "
-                        "out of --quick runs (the model takes seconds per point).",
-                        "%u of %u uniform/fading points (largest relative gap %.1f%%); Zipf: %u "
-                        "of %u",
-                        fin, fnn, 100 * fworst, zin, zn);
+                        "The false-negative model (rbf model --fn) agrees with the simulation at "
+                        "every point of Fig. 8, uniform, Zipf and fading (inside the 99% interval "
+                        "widened by 2%, or within 2% of the simulated rate)",
+                        "beyond the paper", "(none)", fin == fnn,
+                        "Left out of --quick runs: the model takes seconds per point, and their "
+                        "short warm-up (under two cycles at eps = 0.1) leaves the simulation "
+                        "short of its steady state.  Known misses (docs/models.md 9.3): fading at "
+                        "eps = 0.1, one phase, and lifetime 200, two phases, about 7% low: a "
+                        "repeat forgotten soon after a clear meets a young filter, whose "
+                        "false-positive rate is below the average the model masks with.",
+                        "%u of %u points (largest relative gap %.1f%%); Zipf: %u of %u", fin, fnn,
+                        100 * fworst, zin, zn);
     return 0;
 }
 
