@@ -28,6 +28,14 @@
 
 #define TOL 1e-9
 
+/* One N-bounded case: M bits, k hashes, hashing, N messages. */
+typedef struct {
+    uint64_t M;
+    unsigned k;
+    int nc;
+    uint64_t N;
+} nx_case;
+
 static double rel(double a, double b)
 {
     double d = fabs(a - b), m = fabs(b);
@@ -172,12 +180,7 @@ static void test_brute_tiny(void **state)
 static void test_real_light_load(void **state)
 {
     (void)state;
-    static const struct {
-        uint64_t M;
-        unsigned k;
-        int nc;
-        uint64_t N;
-    } cs[] = {{(uint64_t)1 << 20, 8, 0, 3000},
+    static const nx_case cs[] = {{(uint64_t)1 << 20, 8, 0, 3000},
               {(uint64_t)1 << 20, 8, 1, 3000},
               {(uint64_t)1 << 23, 4, 0, 2000},
               {(uint64_t)1 << 30, 7, 1, 20000}};
@@ -298,12 +301,7 @@ static void test_real_any_load(void **state)
      * estimate was ~1e-8 at 2^16 and k = 12 needed 2^24): the terms to
      * O(1/N^2), the overshoot solved by iteration and the interpolation's
      * own error must be accepted here and agree with the chain to 1e-10 */
-    static const struct {
-        uint64_t M;
-        unsigned k;
-        int nc;
-        uint64_t N;
-    } acc[] = {{65536, 5, 0, 9175}, {65536, 5, 1, 9175}, {65536, 3, 0, 21845},
+    static const nx_case acc[] = {{65536, 5, 0, 9175}, {65536, 5, 1, 9175}, {65536, 3, 0, 21845},
                {262144, 12, 0, 15291}, {262144, 8, 1, 32768}};
     for (unsigned i = 0; i < sizeof acc / sizeof acc[0]; i++) {
         rbf_model_params q = tu_model_params(acc[i].M, acc[i].k, acc[i].nc, 0, RBF_MODEL_EXACT);
@@ -347,12 +345,7 @@ static void test_real_any_load(void **state)
 static void test_real_worst(void **state)
 {
     (void)state;
-    static const struct {
-        uint64_t M;
-        unsigned k;
-        int nc;
-        uint64_t N;
-    } cs[] = {{500, 3, 0, 100}, {2000, 5, 1, 300}, {4096, 7, 0, 600}, {1000, 1, 0, 900},
+    static const nx_case cs[] = {{500, 3, 0, 100}, {2000, 5, 1, 300}, {4096, 7, 0, 600}, {1000, 1, 0, 900},
               {3000, 12, 0, 200}, {8192, 4, 1, 2500}};
     for (unsigned i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         rbf_model_params p = tu_model_params(cs[i].M, cs[i].k, cs[i].nc, 0, RBF_MODEL_EXACT);
