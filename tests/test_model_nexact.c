@@ -375,10 +375,60 @@ static void test_real_worst(void **state)
     assert_true(e.exact_real == 1.0 && e.exact_real_worst == 1.0);
 }
 
+/* The heavy-load chain (a message at a time by its kernel table,
+ * nbounded.c) against the hash-by-hash chain of --method exact: the same
+ * law summed in another order, so every value within 1e-12 relative, the
+ * same saturated_at, and 1 where the hash-by-hash chain says 1.  Auto at
+ * these sizes propagates; lowering rbf__nb_heavy_chain to 0 makes it step
+ * by the kernel. */
+static void test_kernel_chain(void **state)
+{
+    (void)state;
+    static const nx_case cs[] = {
+        {1000, 1, 0, 300},   {1000, 3, 0, 120},  {1000, 3, 1, 700},  {3001, 7, 0, 250},
+        {3001, 7, 1, 600},   {3001, 12, 0, 90},  {3001, 12, 1, 400}, {16387, 5, 1, 3000},
+        {16387, 12, 0, 1800}, {16387, 32, 0, 400}, {16387, 32, 1, 900}, {64, 8, 0, 40},
+        {64, 8, 1, 12},      {200, 2, 0, 2000}};
+    const double keep = rbf__nb_heavy_chain;
+    double worst = 0.0;
+    for (unsigned i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        rbf_model_params pe = tu_model_params(cs[i].M, cs[i].k, cs[i].nc, 0, RBF_MODEL_EXACT);
+        rbf_model_params pa = tu_model_params(cs[i].M, cs[i].k, cs[i].nc, 0, RBF_MODEL_AUTO);
+        rbf_model_n_result e, a;
+        assert_int_equal(rbf_model_nbounded(&pe, cs[i].N, &e), RBF_OK);
+        rbf__nb_heavy_chain = 0.0;
+        int rc = rbf_model_nbounded(&pa, cs[i].N, &a);
+        rbf__nb_heavy_chain = keep;
+        assert_int_equal(rc, RBF_OK);
+        const double ev[] = {e.exact_worst, e.exact_oracle, e.exact_real, e.exact_real_worst};
+        const double av[] = {a.exact_worst, a.exact_oracle, a.exact_real, a.exact_real_worst};
+        printf("kernel chain M=%llu k=%u %s N=%llu: real %.15g / %.15g, worst %.15g / %.15g\n",
+               (unsigned long long)cs[i].M, cs[i].k, cs[i].nc ? "nc" : "c",
+               (unsigned long long)cs[i].N, a.exact_real, e.exact_real, a.exact_worst,
+               e.exact_worst);
+        for (unsigned j = 0; j < 4; j++) {
+            if (ev[j] == 1.0)
+                assert_true(av[j] == 1.0);
+            double r = rel(av[j], ev[j]);
+            if (r > worst)
+                worst = r;
+            assert_true(r <= 1e-12);
+        }
+        assert_int_equal(a.saturated_at, e.saturated_at);
+    }
+    printf("kernel chain: worst relative gap %.3g\n", worst);
+    /* the cases reach both ends: a value that saturates and one far from 1 */
+    rbf_model_params pe = tu_model_params(200, 2, 0, 0, RBF_MODEL_EXACT);
+    rbf_model_n_result e;
+    assert_int_equal(rbf_model_nbounded(&pe, 2000, &e), RBF_OK);
+    assert_true(e.exact_real == 1.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_real_worst),
+        cmocka_unit_test(test_kernel_chain),
         cmocka_unit_test(test_brute_tiny),
         cmocka_unit_test(test_real_light_load),
         cmocka_unit_test(test_real_saturated),

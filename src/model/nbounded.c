@@ -86,6 +86,16 @@ typedef struct bdist {
     uint64_t cb;
     size_t ccap;
     double *crho, *comr, *cx, *cy;
+    double *crw; /* rho / (1 - rho), 0 on a full filter (bdist_mean_rho_k) */
+    /* The heavy-load chain (bdist_message_k): the whole message's kernel
+     * per level over [kb, kb + kcap), row r (d = r new bits) at
+     * kt[r * kcap + b - kb]; conditioned on d >= 1 when kcond. */
+    uint64_t kb;
+    size_t kcap;
+    double *kt;
+    int kcond;
+    double *kpad; /* the window padded with zeros (bdist_message_k) */
+    size_t kpcap;
 } bdist;
 
 #define BDIST_TINY 1e-30
@@ -124,6 +134,9 @@ static void bdist_free(bdist *d)
     rbf__free(d->comr);
     rbf__free(d->cx);
     rbf__free(d->cy);
+    rbf__free(d->crw);
+    rbf__free(d->kt);
+    rbf__free(d->kpad);
 }
 
 static inline double hx(const bdist *d, unsigned q, uint64_t b);
@@ -153,6 +166,9 @@ static int bdist_cache(bdist *d)
         if (!(a = rbf__realloc(d->cy, want * sizeof *a)))
             return RBF_ENOMEM;
         d->cy = a;
+        if (!(a = rbf__realloc(d->crw, want * sizeof *a)))
+            return RBF_ENOMEM;
+        d->crw = a;
         d->ccap = want;
     }
     d->cb = d->lo;
@@ -164,6 +180,7 @@ static int bdist_cache(bdist *d)
         d->comr[i] = rbf__model_one_minus_rho(d->bits, d->hashes, d->nc, b);
         d->cx[i] = hx(d, 0, b);
         d->cy[i] = hmove(d, 0, b);
+        d->crw[i] = d->comr[i] > 0.0 ? d->crho[i] / d->comr[i] : 0.0;
     }
     return RBF_OK;
 }
@@ -303,6 +320,150 @@ static int bdist_message_cond(bdist *d)
     return RBF_OK;
 }
 
+/* Where nbounded_core steps by the kernel (tests lower it). */
+double rbf__nb_heavy_chain = RBF__NB_AUTO_CHAIN;
+
+/* ---- the heavy-load chain: a message in one pass.
+ *
+ * The hash-by-hash steps above cost about 2k (unconditioned) or 4k
+ * (conditioned) multiply-adds per level and message, over 2k to 3k passes
+ * through the window.  A whole message is a band of k + 1 transitions per
+ * level, K(b, d) = P(d new bits | b set), which does not change from one
+ * message to the next: computed once per level (the same k hash steps on
+ * a point mass, O(k^2)) and kept while the window moves through, a
+ * message costs k + 1 multiply-adds per level in k + 1 straight passes
+ * (axpy loops the compiler vectorises).  The same law, summed in another
+ * order: the values agree with the hash-by-hash chain to rounding
+ * (test_model_nexact checks 1e-12).  Used where the chain is heavy
+ * (nbounded_core); --method exact keeps the hash-by-hash chain. */
+
+/* K(b, .) for one level: v[0..k]. */
+static void kernel_level(const bdist *d, uint64_t b, double *v)
+{
+    const unsigned k = d->hashes;
+    v[0] = 1.0;
+    for (unsigned j = 1; j <= k; j++)
+        v[j] = 0.0;
+    for (unsigned q = 0; q < k; q++) {
+        for (unsigned j = q + 1; j >= 1; j--)
+            v[j] = v[j] * hx(d, q, b + j) + v[j - 1] * hmove(d, q, b + j - 1);
+        v[0] *= hx(d, q, b);
+    }
+}
+
+/* The kernel table covers [lo, hi] (levels never pass M): rebuilt twice as
+ * wide as needed when the window leaves it, keeping the levels it had, so
+ * every level's kernel is computed once.  Row r holds k zeros on either
+ * side (kernel_apply reads k levels past each end of the window). */
+static int bdist_kernel(bdist *d, int cond)
+{
+    const unsigned k = d->hashes;
+    if (d->kt && d->kcond == cond && d->lo >= d->kb && d->hi < d->kb + d->kcap)
+        return RBF_OK;
+    size_t ncap = 2 * (size_t)(d->hi - d->lo + 1) + 64 + 8 * (size_t)k;
+    if (ncap < d->kcap)
+        ncap = d->kcap;
+    const size_t nstride = ncap + 2 * (size_t)k, ostride = d->kcap + 2 * (size_t)k;
+    double *nt = rbf__calloc((size_t)(k + 1) * nstride, sizeof *nt);
+    if (!nt)
+        return RBF_ENOMEM;
+    double v[MODEL_MAX_HASHES + 1];
+    for (size_t i = 0; i < ncap; i++) {
+        uint64_t b = d->lo + i;
+        if (d->kt && d->kcond == cond && b >= d->kb && b < d->kb + d->kcap) {
+            for (unsigned r = 0; r <= k; r++)
+                nt[r * nstride + k + i] = d->kt[r * ostride + k + (b - d->kb)];
+            continue;
+        }
+        if (b > d->bits) /* never reached: zeros */
+            continue;
+        kernel_level(d, b, v);
+        if (cond) {
+            /* conditioned on setting a bit: d = 0 drops out, the rest
+             * divided by 1 - rho(b) (the value the hash-by-hash chain
+             * uses; 0 on a full filter, which carries no mass here) */
+            double om = rbf__model_one_minus_rho(d->bits, d->hashes, d->nc, b);
+            v[0] = 0.0;
+            for (unsigned r = 1; r <= k; r++)
+                v[r] = om > 0.0 ? v[r] / om : 0.0;
+        }
+        for (unsigned r = 0; r <= k; r++)
+            nt[r * nstride + k + i] = v[r];
+    }
+    rbf__free(d->kt);
+    d->kt = nt;
+    d->kb = d->lo;
+    d->kcap = ncap;
+    d->kcond = cond;
+    return RBF_OK;
+}
+
+/* out[j] = sum_{r = r0..k} a[j - r] t_r[j - r], j < n + k, where a has k
+ * zeros before and after its n values and t_r = t + r stride (k zeros of
+ * pad on either side too).  KA outputs at a time, each summed over r in
+ * registers and stored once; KA independent sums hide the adder's latency,
+ * and the compiler turns the lanes into vector code at -O2. */
+#define KA 16
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+/* a second copy for AVX2 + FMA processors, picked at load time */
+#define RBF_NB_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define RBF_NB_CLONES
+#endif
+RBF_NB_CLONES
+static void kernel_apply(double *restrict out, const double *restrict a, const double *restrict t,
+                         size_t stride, size_t n, unsigned r0, unsigned k)
+{
+    const size_t m = n + k;
+    size_t j = 0;
+    for (; j + KA <= m; j += KA) {
+        double s[KA] = {0};
+        for (unsigned r = r0; r <= k; r++) {
+            const double *x = a + j - r, *y = t + r * stride + j - r;
+#pragma GCC unroll 16
+            for (unsigned l = 0; l < KA; l++)
+                s[l] += x[l] * y[l];
+        }
+#pragma GCC unroll 16
+        for (unsigned l = 0; l < KA; l++)
+            out[j + l] = s[l];
+    }
+    for (; j < m; j++) {
+        double s0 = 0;
+        for (unsigned r = r0; r <= k; r++)
+            s0 += a[j - r] * t[r * stride + j - r];
+        out[j] = s0;
+    }
+}
+
+/* One message (cond: one bit-setting message) by the kernel table. */
+static int bdist_message_k(bdist *d, int cond)
+{
+    if (bdist_reserve(d) || bdist_cache(d) || bdist_kernel(d, cond))
+        return RBF_ENOMEM;
+    const unsigned k = d->hashes;
+    const size_t n = (size_t)(d->hi - d->lo) + 1;
+    if (d->kpcap < n + 2 * (size_t)k) {
+        size_t c = 2 * (n + 2 * (size_t)k);
+        double *np = rbf__realloc(d->kpad, c * sizeof *np);
+        if (!np)
+            return RBF_ENOMEM;
+        d->kpad = np;
+        d->kpcap = c;
+    }
+    /* the window with k zeros either side */
+    double *a = d->kpad;
+    memset(a, 0, k * sizeof *a);
+    memcpy(a + k, d->p, n * sizeof *a);
+    memset(a + k + n, 0, k * sizeof *a);
+    const size_t stride = d->kcap + 2 * (size_t)k;
+    /* level lo + j - r moves to lo + j; levels past M have K = 0 */
+    kernel_apply(d->p, a + k, d->kt + k + (d->lo - d->kb), stride, n, cond ? 1u : 0u, k);
+    d->hi = d->hi + k < d->bits ? d->hi + k : d->bits;
+    bdist_trim(d);
+    return RBF_OK;
+}
+
 /* E[rho(B)] and, if w != NULL, E[rho/(1-rho)] (inf if mass sits at rho = 1).
  * The window is in the level cache (bdist_cache after every step and at
  * the start), so the loop makes no call and its sums stay in registers. */
@@ -331,6 +492,43 @@ static double bdist_mean_rho(const bdist *d, double *w)
     if (w)
         *w = inf ? INFINITY : msum_get(&t);
     return model_clamp01(msum_get(&s));
+}
+
+/* bdist_mean_rho for the heavy chain: plain sums in four lanes (positive
+ * terms: relative error below W ulps, W the window) that the compiler
+ * vectorises, rho / (1 - rho) from the level cache. */
+RBF_NB_CLONES
+static double bdist_mean_rho_k(const bdist *d, double *w)
+{
+    const double *P = d->p, *R = d->crho + (d->lo - d->cb), *Q = d->crw + (d->lo - d->cb);
+    size_t n = (size_t)(d->hi - d->lo) + 1;
+    int inf = 0;
+    if (d->hi >= d->bits) { /* a full filter: rho = 1 */
+        inf = P[n - 1] > 0.0;
+        n--;
+    }
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0, t0 = 0, t1 = 0, t2 = 0, t3 = 0;
+    size_t o = 0;
+    for (; o + 4 <= n; o += 4) {
+        s0 += P[o] * R[o];
+        s1 += P[o + 1] * R[o + 1];
+        s2 += P[o + 2] * R[o + 2];
+        s3 += P[o + 3] * R[o + 3];
+        t0 += P[o] * Q[o];
+        t1 += P[o + 1] * Q[o + 1];
+        t2 += P[o + 2] * Q[o + 2];
+        t3 += P[o + 3] * Q[o + 3];
+    }
+    for (; o < n; o++) {
+        s0 += P[o] * R[o];
+        t0 += P[o] * Q[o];
+    }
+    double s = (s0 + s1) + (s2 + s3);
+    if (d->hi >= d->bits)
+        s += P[n] * R[n];
+    if (w)
+        *w = inf ? INFINITY : (t0 + t1) + (t2 + t3);
+    return model_clamp01(s);
 }
 
 /* The core: rows n = 1..N of every measure at once (each is a prefix
@@ -396,6 +594,11 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
      * when its error estimate says no.
      * Above 2^22 messages the propagation costs N k W steps, seconds to
      * hours, and past saturation the fast method's closed form is exact */
+    /* Heavy chains (one value, auto or fast, N k sqrt(M) above the
+     * threshold) step a message at a time by its kernel table */
+    const int heavy = !curve && p->method != RBF_MODEL_EXACT &&
+                      (double)N * (double)k * sqrt((double)M) > rbf__nb_heavy_chain;
+    double (*const mean_rho)(const bdist *, double *) = heavy ? bdist_mean_rho_k : bdist_mean_rho;
     bdist d;
     if (!curve && (rbf__model_use_asym(p) ||
                    (p->method == RBF_MODEL_AUTO &&
@@ -479,11 +682,11 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
             bdist_free(&d);
             return RBF_ECANCELED;
         }
-        if ((rc = bdist_message(&d)) != RBF_OK) {
+        if ((rc = heavy ? bdist_message_k(&d, 0) : bdist_message(&d)) != RBF_OK) {
             bdist_free(&d);
             return rc;
         }
-        double e = bdist_mean_rho(&d, NULL); /* E[rho(B_n)] */
+        double e = mean_rho(&d, NULL); /* E[rho(B_n)] */
         rbf_model_n_result *dst = curve ? &curve[n - 1] : (n == N ? last : NULL);
         if (dst) {
             dst->exact_worst = e;
@@ -512,7 +715,7 @@ real_user:
         }
         if (!inf) {
             double w;
-            (void)bdist_mean_rho(&d, &w);
+            (void)mean_rho(&d, &w);
             if (isinf(w))
                 inf = 1; /* mass on a full filter: every new message is a false positive */
             else
@@ -520,11 +723,12 @@ real_user:
         }
         double E = msum_get(&sfp);
         double v = inf ? 1.0 : model_clamp01(E / ((double)(c + 1) + E));
-        if (!inf && (rc = bdist_message_cond(&d)) != RBF_OK) {
+        if (!inf && (rc = heavy ? bdist_message_k(&d, 1) : bdist_message_cond(&d)) != RBF_OK) {
             bdist_free(&d);
             return rc;
         }
-        double rw = inf ? 1.0 : bdist_mean_rho(&d, NULL);
+        /* the next row's first call reads the same law: only where used */
+        double rw = inf ? 1.0 : curve || c + 1 == N ? mean_rho(&d, NULL) : 0.0;
         if (curve) {
             curve[c].exact_real = v;
             curve[c].exact_real_worst = rw;

@@ -41,6 +41,12 @@ int rbf__nexact_fast(const rbf_model_params *p, uint64_t N, double *worst, doubl
  * messages, 7.2e8, took 7 s for both propagations) */
 #define RBF__NB_AUTO_CHAIN 5e7
 
+/* The chains above that cost (auto and fast; one value, not a curve) step a
+ * message at a time by its kernel table instead of hash by hash
+ * (nbounded.c): the same law summed in another order.  RBF__NB_AUTO_CHAIN;
+ * tests lower it to compare the two. */
+extern double rbf__nb_heavy_chain;
+
 /* The real-user rate follows from the oracle sum when rho(min(M, (N-1)k))
  * is at most this (nbounded.c): within half of it, relative. */
 #define RBF__NEXACT_REAL_RMAX 1e-10
