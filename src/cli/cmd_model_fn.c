@@ -166,8 +166,12 @@ int cli_model_fn(const cli_model_fn_args *a)
      * cycle-length law, which would be N entries long. */
     double fp = 0.0, mean = 0.0;
     uint64_t saturated = 0;
-    int direct = 0;
-    if (!a->fn && a->messages) {
+    int direct = 0, stuck = 0;
+    /* The real user's filter can fill before its N-th bit-setting message
+     * (exact_real = 1: mass above 1e-30 on a full filter); it then never
+     * recycles.  With --fn as without: the cycle law would drop that mass
+     * (it keeps 1e-13) and print a rate the rest of rbf model contradicts. */
+    if (a->messages && (!a->fn || !a->oracle)) {
         rbf_model_n_result nr;
         rbf_model_params q = p;
         if (!a->oracle && a->phases == 1)
@@ -177,8 +181,11 @@ int cli_model_fn(const cli_model_fn_args *a)
             cli_progress_end();
             return lib_fail(rc);
         }
-        saturated = nr.saturated_at;
-        if (a->oracle) {
+        if (!a->fn || nr.exact_real >= 1.0)
+            saturated = nr.saturated_at;
+        if (a->fn && nr.exact_real < 1.0) {
+            /* --fn: the cycle law below */
+        } else if (a->oracle) {
             /* one cycle is N ticks; two phases: held by neither filter */
             fp = a->phases == 2 ? 1.0 - (1.0 - nr.exact_oracle) * (1.0 - nr.exact_worst)
                                 : nr.exact_oracle;
@@ -190,6 +197,7 @@ int cli_model_fn(const cli_model_fn_args *a)
             fp = 1.0;
             mean = INFINITY;
             direct = 1;
+            stuck = 1;
         } else if (a->phases == 2) {
             /* a cycle: N bit-setting ticks, each a false positive of the
              * frozen filter with probability exact_real_worst (its bits are
@@ -213,6 +221,12 @@ int cli_model_fn(const cli_model_fn_args *a)
             fp = rbf_model_cycles_fp(c);
             mean = rbf_model_cycles_mean(c);
         }
+    }
+    if (stuck && a->fn) {
+        /* every arrival is reported seen: no repeat is reported new */
+        fr.fn = 0.0;
+        fr.forgotten = 0.0;
+        fr.tick_fraction = NAN;
     }
     cli_progress_end();
     free(gaps);
@@ -255,7 +269,10 @@ int cli_model_fn(const cli_model_fn_args *a)
             printf(", \"forgotten\": ");
             cli_json_double(stdout, fr.forgotten);
             printf(", \"tick_fraction\": ");
-            cli_json_double(stdout, fr.tick_fraction);
+            if (isnan(fr.tick_fraction))
+                printf("null");
+            else
+                cli_json_double(stdout, fr.tick_fraction);
         } else {
             printf(", \"fn\": null");
         }
@@ -290,7 +307,11 @@ int cli_model_fn(const cli_model_fn_args *a)
             printf("workload           %s\n", a->fn);
             printf("fn                 %.12g   (false negatives / repeats, steady state)\n", fr.fn);
             printf("forgotten          %.12g   (repeats held by no filter)\n", fr.forgotten);
-            printf("tick_fraction      %.12g   (ticks per arrival)\n", fr.tick_fraction);
+            if (stuck)
+                printf("                   (a full filter reports every arrival seen: no\n"
+                       "                   false negatives once it is stuck)\n");
+            else
+                printf("tick_fraction      %.12g   (ticks per arrival)\n", fr.tick_fraction);
         }
     }
     rbf_model_cycles_free(c);

@@ -54,6 +54,28 @@ CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" oracle)" = True ] || bad "oracle not ec
 CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" fn)" = null ] || bad "fn not null without --fn"
 CHECKS=$((CHECKS + 1)); near "$(jget "$OUT" fp)" 0.00183942003614 1e-9 || bad "oracle fp"
 
+# A real user whose filter can fill before its N-th bit-setting message
+# (1000 bits, k = 2, N = 680: exact_real = 1) never recycles: with --fn as
+# without (the cycle law alone would drop that mass and print 0.93 / 0.49),
+# fp 1, no mean cycle, and no false negatives (every arrival reported seen)
+CMD=model expect_ok --bits 1000 --hashes 2 --messages 680 --json
+CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" exact_real)" = 1 ] || bad "1000/2/680: exact_real not 1"
+for PH in 1 2; do
+  D=$((1000 * PH))
+  if [ "$PH" = 2 ]; then
+    CMD=model expect_ok --bits "$D" --hashes 2 --messages 680 --phases 2 --json
+    CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" fp)" = 1 ] || bad "phases 2 680: fp not 1"
+  fi
+  CMD=model expect_ok --bits "$D" --hashes 2 --messages 680 --phases "$PH" --fn uniform:3000 --json
+  CHECKS=$((CHECKS + 1))
+  [ "$(jget "$OUT" fp)" = 1 ] && [ "$(jget "$OUT" cycle_mean)" = null ] &&
+    [ "$(jget "$OUT" fn)" = 0 ] || bad "phases $PH 680 --fn: not stuck: $(cat "$OUT")"
+done
+# N = 300: it recycles, and --fn runs the cycle law
+CMD=model expect_ok --bits 2000 --hashes 2 --messages 300 --phases 2 --fn uniform:3000 --json
+CHECKS=$((CHECKS + 1)); awk -v f="$(jget "$OUT" fp)" 'BEGIN { exit !(f > 0.2 && f < 0.5) }' ||
+  bad "2000/2/300 two-phase --fn: fp $(jget "$OUT" fp)"
+
 # 10^12 messages answer at once (no cycle-length law of 10^12 entries):
 # the oracle from the N-bounded rates of the same N (two phases: held by
 # neither filter), the two-phase real user 1 once its active filter fills
