@@ -663,6 +663,7 @@ int cmd_model(int argc, char **argv)
         fa.nc = o.nc;
         fa.ret = o.ret;
         fa.json = o.json;
+        fa.method = o.method;
         return cli_model_fn(&fa);
     }
     if (have_messages) {

@@ -102,6 +102,7 @@ int cli_model_fn(const cli_model_fn_args *a)
     p.hashing = (a->nc) ? RBF_NON_COLLIDING : RBF_COLLIDING;
     p.recycle = (a->ret) ? RBF_RETAINING : RBF_NON_RETAINING;
     p.progress = cli_progress_cb;
+    p.method = a->method;
     rbf_model_cycle_spec s;
     rbf_model_cycle_spec_init(&s);
     s.phases = a->phases;
@@ -174,7 +175,7 @@ int cli_model_fn(const cli_model_fn_args *a)
     if (a->messages && (!a->fn || !a->oracle)) {
         rbf_model_n_result nr;
         rbf_model_params q = p;
-        if (!a->oracle && a->phases == 1)
+        if (!a->oracle && a->phases == 1 && a->method == RBF_MODEL_AUTO)
             q.method = RBF_MODEL_ASYMPTOTIC; /* only whether the filter fills (exact_real = 1),
                                                 which the fast method decides conservatively */
         if ((rc = rbf_model_nbounded(&q, a->messages, &nr))) {
@@ -246,6 +247,9 @@ int cli_model_fn(const cli_model_fn_args *a)
         printf("\"hashing\": \"%s\", \"recycle\": \"%s\", \"phases\": %u, \"oracle\": %s",
                cli_hashing_name(a->nc), cli_recycle_name(a->ret), a->phases,
                a->oracle ? "true" : "false");
+        printf(", \"method\": \"%s\"", a->method == RBF_MODEL_EXACT        ? "exact"
+                                      : a->method == RBF_MODEL_ASYMPTOTIC ? "fast"
+                                                                          : "auto");
         if (a->phases == 2)
             printf(", \"bits_per_filter\": %llu", (unsigned long long)(a->bits / 2));
         printf(", \"fp\": ");

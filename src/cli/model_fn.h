@@ -11,6 +11,7 @@ typedef struct cli_model_fn_args {
     uint64_t bits, sigma, messages;
     unsigned hashes, phases;
     int nc, ret, oracle, json;
+    int method;     /* RBF_MODEL_AUTO, _EXACT or _ASYMPTOTIC (--method) */
     const char *fn; /* workload spec or NULL */
     int have_new_fraction;
     double new_fraction;

@@ -76,6 +76,15 @@ CMD=model expect_ok --bits 2000 --hashes 2 --messages 300 --phases 2 --fn unifor
 CHECKS=$((CHECKS + 1)); awk -v f="$(jget "$OUT" fp)" 'BEGIN { exit !(f > 0.2 && f < 0.5) }' ||
   bad "2000/2/300 two-phase --fn: fp $(jget "$OUT" fp)"
 
+# --method reaches the two-phase N-bounded model and is echoed: exact (the
+# hash-by-hash chain) and fast (the potentials) agree to 1e-9
+CMD=model expect_ok --bits 512Ki --hashes 5 --messages 40000 --phases 2 --method exact --json
+CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" method)" = exact ] || bad "two-phase: method exact not echoed"
+FE=$(jget "$OUT" fp)
+CMD=model expect_ok --bits 512Ki --hashes 5 --messages 40000 --phases 2 --method fast --json
+CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" method)" = fast ] || bad "two-phase: method fast not echoed"
+CHECKS=$((CHECKS + 1)); near "$(jget "$OUT" fp)" "$FE" 1e-9 || bad "two-phase fast $(jget "$OUT" fp) != exact $FE"
+
 # 10^12 messages answer at once (no cycle-length law of 10^12 entries):
 # the oracle from the N-bounded rates of the same N (two phases: held by
 # neither filter), the two-phase real user 1 once its active filter fills
