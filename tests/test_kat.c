@@ -49,7 +49,9 @@ static rbf *new_filter(uint64_t bits, unsigned k, rbf_hashing hashing, uint64_t 
 static FILE *open_data(const char *name)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", RBF_TEST_DATA_DIR, name);
+    int n = snprintf(path, sizeof path, "%s/%s", RBF_TEST_DATA_DIR, name);
+    if (n < 0 || (size_t)n >= sizeof path)
+        fail_msg("data path too long: %s/%s", RBF_TEST_DATA_DIR, name);
     FILE *fp = fopen(path, "r");
     if (!fp)
         fail_msg("cannot open %s", path);
