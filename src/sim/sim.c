@@ -226,6 +226,57 @@ typedef struct sim_shared {
 /* Arrivals per chunk between progress updates and cancellation checks. */
 #define SIM_CHUNK 65536u
 
+/* sim_account over a block of at most 1023 arrivals whose filter answers
+ * carry RBF_RECYCLED, with the six per-arrival counters packed into one
+ * word: a table indexed by (arrived before, false-positive spell, held,
+ * reported new) gives each arrival's increments in 10-bit fields, and bit
+ * 62 its new false-positive flag (= its fp_each increment).  One add per
+ * arrival instead of six, and few enough live values that the loop keeps
+ * them in registers.  The same counts as sim_account, arrival by arrival
+ * (test_sim_workloads' positions_path compares the two paths). */
+enum { PK_NEW = 0, PK_FP = 10, PK_EACH = 20, PK_REP = 30, PK_FN = 40, PK_ANOM = 50 };
+#define PK(b, f, h, r)                                                                  \
+    ((uint64_t)!(h) << PK_NEW | (uint64_t)(!(h) & !(r)) << PK_FP |                      \
+     (uint64_t)((!(h) & !(r)) | ((h) & (f))) << PK_EACH | (uint64_t)(b) << PK_REP |     \
+     (uint64_t)((b) & (r)) << PK_FN | (uint64_t)((h) & (r)) << PK_ANOM |                \
+     (uint64_t)((!(h) & !(r)) | ((h) & (f))) << 62)
+#define PK4(h, r) PK(0, 0, h, r), PK(1, 0, h, r), PK(0, 1, h, r), PK(1, 1, h, r)
+/* index: before | fpflag << 1 | held << 2 | reported new << 3 */
+static const uint64_t pk_table[16] = {PK4(0, 0), PK4(1, 0), PK4(0, 1), PK4(1, 1)};
+
+static inline void account_block(sim_epoch *ep, uint64_t *state, const uint32_t *ids,
+                                 const uint8_t *res, unsigned m)
+{
+    uint64_t cyc = ep->cyc, cycles = 0, acc = 0;
+    const uint64_t lag = ep->lag;
+    const int after = ep->after;
+    for (unsigned j = 0; j < m; j++) {
+        uint64_t *st = &state[ids[j]];
+        const uint64_t v = *st, hc = v >> 2;
+        const unsigned ri = res[j];
+        const unsigned held = hc + lag >= cyc;
+        const uint64_t pk = pk_table[(v & 3) | held << 2 | (ri & 1u) << 3];
+        acc += pk;
+        uint64_t nhc = cyc;
+        if (__builtin_expect(ri >> 1, 0)) { /* RBF_RECYCLED */
+            cycles++;
+            nhc = after == AFTER_KEEP ? hc : after == AFTER_NEXT ? cyc + 1 : cyc;
+            cyc++;
+        }
+        *st = nhc << 2 | (pk >> 62 & 1) << 1 | 1;
+    }
+    const uint64_t f = 1023;
+    ep->c.arrivals += m;
+    ep->c.new_arrivals += acc >> PK_NEW & f;
+    ep->c.fp_first += acc >> PK_FP & f;
+    ep->c.fp_each += acc >> PK_EACH & f;
+    ep->c.repeats += acc >> PK_REP & f;
+    ep->c.false_negatives += acc >> PK_FN & f;
+    ep->c.anomalies += acc >> PK_ANOM & f;
+    ep->c.cycles += cycles;
+    ep->cyc = cyc;
+}
+
 /* Run `n` arrivals of a pool workload (uniform or Zipf). */
 /* The loops work on local copies of the epoch and the generator: the
  * compiler then knows the stores into state[] cannot touch the counters,
@@ -252,8 +303,7 @@ static void run_pool(sim_epoch *ep, sim_rng *rp, const sim_alias *zipf, uint64_t
                 for (unsigned j = 0; j < m; j++)
                     ids[j] = (uint32_t)sim_reduce(sim_rng_next(&r), pool);
             (void)rbf_insert_positions_many(e.f, pos, ids, m, res);
-            for (unsigned j = 0; j < m; j++)
-                (void)sim_account(&e, &state[ids[j]], res[j], 1);
+            account_block(&e, state, ids, res, m);
         }
     } else if (pos && zipf) {
         for (uint64_t t = 0; t < n; t++) {
