@@ -70,17 +70,23 @@ int rbf_insert_positions(rbf *f, const uint64_t *pos)
 }
 
 /* The batch: one call per block of messages, each result what
- * rbf_insert_positions returns.  One loop per k (1..8, one phase), so the
- * k test-and-sets are straight code and nothing is called per message; the
- * counters live in registers (the stores into the bit array could alias
- * f's own fields) and go back into f around the rare threshold call. */
+ * rbf_insert_positions returns.  One loop per k (1..8, one phase) and per
+ * bound (sigma: only b + d > sigma can end a cycle; N: only the N-th
+ * bit-setting message; both when both are set), so the k test-and-sets
+ * are straight code and nothing is called per message.  The counters live
+ * in registers (the stores into the bit array could alias f's own
+ * fields) and go back into f around the rare threshold call; inserts and
+ * reported_new are derived from the message index and c (they move with
+ * them on the fast path), so the loop carries two counters, not four. */
 static inline RBF_ALWAYS_INLINE int64_t iposm(struct rbf *f, const uint64_t *pos,
                                               const uint32_t *ids, size_t n, uint8_t *res,
-                                              unsigned k)
+                                              unsigned k, int by_bits, int by_msgs)
 {
     uint64_t *w = f->active;
-    const uint64_t m = f->m, lb = f->limit_bits, lm = f->limit_msgs;
-    uint64_t b = f->b, c = f->c, ins = f->inserts, rn = f->reported_new;
+    const uint64_t m = f->m, lb = f->limit_bits, lm1 = f->limit_msgs - 1;
+    uint64_t b = f->b, c = f->c;
+    uint64_t ins0 = f->inserts;           /* inserts = ins0 + messages done */
+    uint64_t rn_off = f->reported_new - c; /* reported_new = c + rn_off */
     size_t i;
     for (i = 0; i < n; i++) {
         const uint64_t *p = pos + (uint64_t)ids[i] * k;
@@ -91,44 +97,46 @@ static inline RBF_ALWAYS_INLINE int64_t iposm(struct rbf *f, const uint64_t *pos
         if (RBF_UNLIKELY(bad))
             break;
         const unsigned d = set_count(w, p, k);
-        ins++;
         /* d == 0 (all bits were set: reported seen) takes no branch: it
          * adds nothing below, and b <= lb, so only a bit-setting message
          * can reach the threshold (a branch on d cost 0.7 ns a message in
          * the simulator's setup, where a tenth are seen) */
-        if (RBF_UNLIKELY((b + d > lb) | ((c + 1 >= lm) & (d != 0)))) {
+        if (RBF_UNLIKELY((by_bits && b + d > lb) || (by_msgs && (c >= lm1) & (d != 0)))) {
             f->b = b;
             f->c = c;
-            f->inserts = ins;
-            f->reported_new = rn;
+            f->inserts = ins0 + i + 1;
+            f->reported_new = c + rn_off;
             const uint64_t c0 = f->cycles;
             const int r = rbf__threshold1(f, 0, p, d);
             res[i] = (uint8_t)(r | (f->cycles != c0) << 1);
             b = f->b;
             c = f->c;
-            ins = f->inserts;
-            rn = f->reported_new;
+            ins0 = f->inserts - (i + 1);
+            rn_off = f->reported_new - c;
             w = f->active;
             continue;
         }
         const unsigned nz = d != 0;
         b += d;
         c += nz;
-        rn += nz;
         res[i] = (uint8_t)nz;
     }
     f->b = b;
     f->c = c;
-    f->inserts = ins;
-    f->reported_new = rn;
+    f->inserts = ins0 + i;
+    f->reported_new = c + rn_off;
     return i == n ? (int64_t)n : RBF_EINVAL;
 }
 
-#define RBF_IPOSM_K(K)                                                                 \
-    static RBF_NOINLINE int64_t iposm_k##K(struct rbf *f, const uint64_t *pos,         \
-                                           const uint32_t *ids, size_t n, uint8_t *res) \
-    {                                                                                  \
-        return iposm(f, pos, ids, n, res, K);                                          \
+#define RBF_IPOSM_K(K)                                                                  \
+    static RBF_NOINLINE int64_t iposm_k##K(struct rbf *f, const uint64_t *pos,          \
+                                           const uint32_t *ids, size_t n, uint8_t *res)  \
+    {                                                                                   \
+        if (f->limit_msgs == UINT64_MAX)                                                \
+            return iposm(f, pos, ids, n, res, K, 1, 0);                                 \
+        if (f->limit_bits == UINT64_MAX)                                                \
+            return iposm(f, pos, ids, n, res, K, 0, 1);                                 \
+        return iposm(f, pos, ids, n, res, K, 1, 1);                                     \
     }
 RBF_IPOSM_K(1)
 RBF_IPOSM_K(2)
