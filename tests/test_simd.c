@@ -122,7 +122,9 @@ static void test_fast_positions_equal_scalar(void **state)
  * of 0 to 40 bytes (the inline short-key hash and the called one; NULL for
  * some empty keys) from a small universe (repeats, false positives), fed
  * by rbf_insert, rbf_insert_hash and small rbf_insert_keys batches, on
- * filters from 8 words (where most messages share a word) to 2^20 bits,
+ * filters from 8 words (the vector positions, no gather) and 64 words (the
+ * gather, where with k = 8 nearly half the messages share a word and take
+ * the scalar fallback) to 2^20 bits,
  * sigma- and N-bounded, retaining and not.  Every answer, the counters and
  * the saved bits must agree. */
 static void test_single_gather_path_equals_scalar(void **state)
@@ -155,6 +157,8 @@ static void test_single_gather_path_equals_scalar(void **state)
                     unsetenv("RBF_NO_SIMD");
                 assert_int_equal(slow->simd, 0);
                 gather_seen |= (fast->simd & RBF_SIMD_GATHER) != 0;
+                /* the gather only from 64 words on (positions.c) */
+                assert_int_equal((fast->simd & RBF_SIMD_GATHER) != 0, m >= 4096);
                 uint64_t cycle = variant == 2 ? nmsg : sig / k + 1;
                 uint64_t universe = m / 2 + 7, steps = 4 * cycle + tu_scaled(2000); /* the recycles asserted below need all 4 cycles, whatever RBF_TEST_SHRINK */
                 enum { B = 9 };
@@ -210,11 +214,12 @@ static void test_single_gather_path_equals_scalar(void **state)
     assert_true(gather_seen); /* main() skipped the program otherwise */
 }
 
-/* The paths this machine's filters take: RBF_SIMD_* bits of a small
- * one-phase colliding filter with k = 3 (which may use every path). */
+/* The paths this machine's filters take: RBF_SIMD_* bits of a one-phase
+ * colliding filter of 2^16 bits with k = 3 (which may use every path;
+ * below 4096 bits the gather is not used). */
 static unsigned machine_simd(void)
 {
-    rbf_config c = tu_config(1000, 3, 300, 0, RBF_COLLIDING, RBF_NON_RETAINING, 1, 1);
+    rbf_config c = tu_config(65536, 3, 300, 0, RBF_COLLIDING, RBF_NON_RETAINING, 1, 1);
     rbf *f = NULL;
     if (rbf_new(&c, &f) != RBF_OK)
         return 0;
