@@ -417,6 +417,28 @@ static void test_kernel_chain(void **state)
         assert_int_equal(a.saturated_at, e.saturated_at);
     }
     printf("kernel chain: worst relative gap %.3g\n", worst);
+    /* where the fast method answers (2^16 bits, k = 5, mid-cycle) the
+     * chain can still be asked for (rbf__nb_chain_only, the benchmarks'
+     * reference): fast, kernel chain and hash steps agree */
+    {
+        rbf_model_params pe = tu_model_params(65536, 5, 0, 0, RBF_MODEL_EXACT);
+        rbf_model_params pf = tu_model_params(65536, 5, 0, 0, RBF_MODEL_ASYMPTOTIC);
+        rbf_model_n_result e, f, c;
+        assert_int_equal(rbf_model_nbounded(&pe, 12000, &e), RBF_OK);
+        assert_int_equal(rbf_model_nbounded(&pf, 12000, &f), RBF_OK);
+        rbf__nb_heavy_chain = 0.0;
+        rbf__nb_chain_only = 1;
+        int rc = rbf_model_nbounded(&pf, 12000, &c);
+        rbf__nb_heavy_chain = keep;
+        rbf__nb_chain_only = 0;
+        assert_int_equal(rc, RBF_OK);
+        printf("kernel chain 2^16/5/12000: real %.15g, fast %.15g, exact %.15g\n", c.exact_real,
+               f.exact_real, e.exact_real);
+        assert_true(rel(c.exact_real, e.exact_real) <= 1e-12);
+        assert_true(rel(c.exact_real_worst, e.exact_real_worst) <= 1e-12);
+        assert_true(rel(f.exact_real, e.exact_real) <= 1e-9);
+        assert_true(c.exact_real != f.exact_real); /* the chain ran, not the fast path */
+    }
     /* the cases reach both ends: a value that saturates and one far from 1 */
     rbf_model_params pe = tu_model_params(200, 2, 0, 0, RBF_MODEL_EXACT);
     rbf_model_n_result e;

@@ -322,6 +322,8 @@ static int bdist_message_cond(bdist *d)
 
 /* Where nbounded_core steps by the kernel (tests lower it). */
 double rbf__nb_heavy_chain = RBF__NB_AUTO_CHAIN;
+/* Tests and benchmarks: skip the fast paths, always propagate. */
+int rbf__nb_chain_only = 0;
 
 /* ---- the heavy-load chain: a message in one pass.
  *
@@ -600,7 +602,7 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
                       (double)N * (double)k * sqrt((double)M) > rbf__nb_heavy_chain;
     double (*const mean_rho)(const bdist *, double *) = heavy ? bdist_mean_rho_k : bdist_mean_rho;
     bdist d;
-    if (!curve && (rbf__model_use_asym(p) ||
+    if (!curve && !rbf__nb_chain_only && (rbf__model_use_asym(p) ||
                    (p->method == RBF_MODEL_AUTO &&
                     (N > RBF_MODEL_AUTO_EXACT_BITS ||
                      (double)N * (double)k * sqrt((double)M) > RBF__NB_AUTO_CHAIN)))) {

@@ -46,6 +46,10 @@ int rbf__nexact_fast(const rbf_model_params *p, uint64_t N, double *worst, doubl
  * (nbounded.c): the same law summed in another order.  RBF__NB_AUTO_CHAIN;
  * tests lower it to compare the two. */
 extern double rbf__nb_heavy_chain;
+/* Nonzero: rbf_model_nbounded skips the fast paths and propagates (with
+ * the kernel where heavy, method auto or fast): the reference of tests and
+ * benchmarks at sizes where the hash steps would take minutes. */
+extern int rbf__nb_chain_only;
 
 /* The real-user rate follows from the oracle sum when rho(min(M, (N-1)k))
  * is at most this (nbounded.c): within half of it, relative. */
