@@ -147,7 +147,9 @@ typedef struct rbf_sim_rates {
 typedef struct rbf_sim_stat {
     double mean;
     double stddev;
-    double ci_low, ci_high; /* mean -/+ t((1 + level) / 2, n-1) stddev / sqrt(n) */
+    double ci_low, ci_high; /* mean -/+ t((1 + level) / 2, n-1) stddev / sqrt(n); in a
+                               result, a rate with no event over the run (or only events)
+                               reaches the exact binomial bound instead (docs/simulator.md) */
     int has_ci;
     uint64_t reserved_[2]; /* zero: room for new fields (rbf_base.h) */
 } rbf_sim_stat;

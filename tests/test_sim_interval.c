@@ -13,6 +13,7 @@
  * epoch rates (checked bit for bit on a small run).
  */
 #include <math.h>
+#include <stdio.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -136,6 +137,39 @@ static void test_simulator_uses_it(void **state)
     rbf_sim_result_free(&r);
 }
 
+/* No event over the whole run: the epochs agree on 0 and the t interval
+ * has no width; the result's interval is the exact binomial bound instead,
+ * [0, 1 - 0.005^(1/den)].  A filter of 2^20 bits holding a few hundred
+ * messages has no false positives (rate about 1e-30) and forgets nothing. */
+static void test_no_events(void **state)
+{
+    (void)state;
+    rbf_sim_config c;
+    rbf_sim_config_init(&c);
+    c.filter.bits = 1u << 20;
+    c.filter.hashes = 7;
+    c.filter.sigma = 3000;
+    c.workload.pool = 300;
+    c.arrivals = 20000;
+    c.epochs = 4;
+    c.threads = 1;
+    rbf_sim_result r;
+    assert_int_equal(rbf_sim_run(&c, &r), RBF_OK);
+    assert_true(r.total.fp_first == 0 && r.total.false_negatives == 0);
+    assert_true(r.total.new_arrivals > 0 && r.total.repeats > 0);
+    double hi_fp = 1.0 - pow(0.005, 1.0 / (double)r.total.new_arrivals);
+    double hi_fn = 1.0 - pow(0.005, 1.0 / (double)r.total.repeats);
+    printf("no events: fp [%g, %g] over %llu new, fn [%g, %g] over %llu repeats\n", r.fp.ci_low,
+           r.fp.ci_high, (unsigned long long)r.total.new_arrivals, r.fn.ci_low, r.fn.ci_high,
+           (unsigned long long)r.total.repeats);
+    assert_true(r.fp.mean == 0 && r.fp.ci_low == 0 && r.fp.ci_high == hi_fp);
+    assert_true(r.fn.mean == 0 && r.fn.ci_low == 0 && r.fn.ci_high == hi_fn);
+    assert_true(r.fp_first.ci_high > 0 && r.fp_each.ci_high > 0);
+    /* 4 epochs of the same 300 first arrivals: -ln(0.005) / 1200 = 0.004415 */
+    assert_true(r.total.new_arrivals == 1200 && hi_fp > 0.00440 && hi_fp < 0.00442);
+    rbf_sim_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -143,6 +177,7 @@ int main(void)
         cmocka_unit_test(test_small_samples),
         cmocka_unit_test(test_invalid),
         cmocka_unit_test(test_simulator_uses_it),
+        cmocka_unit_test(test_no_events),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -540,6 +540,24 @@ int rbf_sim_interval(const double *x, unsigned n, double level, rbf_sim_stat *ou
 /* The level of every interval in a result. */
 #define SIM_LEVEL 0.99
 
+/* A rate of `num` events in `den` trials over the whole run with no event
+ * (or nothing but events) gives epochs that all agree, and a Student-t
+ * interval of zero width: it would say the rate is exactly 0 (or 1).  The
+ * interval is then widened to the exact binomial (Clopper-Pearson) bound at
+ * the same level, as if the trials were independent: [0, 1 - a^(1/den)]
+ * (or [a^(1/den), 1]), a = (1 - level) / 2 (0 events in 10^6 repeats:
+ * [0, 5.3e-6]).  Correlated trials would only widen it further. */
+static void stat_edge(rbf_sim_stat *s, uint64_t num, uint64_t den)
+{
+    if (!s->has_ci || den == 0 || (num != 0 && num != den))
+        return;
+    double b = pow((1.0 - SIM_LEVEL) / 2.0, 1.0 / (double)den);
+    if (num == 0 && s->ci_high < 1.0 - b)
+        s->ci_high = 1.0 - b;
+    if (num == den && s->ci_low > b)
+        s->ci_low = b;
+}
+
 static void summarise(rbf_sim_result *out)
 {
     unsigned n = out->epochs;
@@ -565,6 +583,11 @@ static void summarise(rbf_sim_result *out)
     stat_of(RATE_OF(fn), &out->fn, 0.0, 1.0);
     stat_of(RATE_OF(messages_per_cycle), &out->messages_per_cycle, 0.0, INFINITY);
 #undef RATE_OF
+    const rbf_sim_counts *t = &out->total;
+    stat_edge(&out->fp, t->fp_first, t->new_arrivals);
+    stat_edge(&out->fp_first, t->fp_first, t->arrivals);
+    stat_edge(&out->fp_each, t->fp_each, t->arrivals);
+    stat_edge(&out->fn, t->false_negatives, t->repeats);
 }
 
 static double now_seconds(void)
