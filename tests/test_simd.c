@@ -123,7 +123,7 @@ static void test_fast_positions_equal_scalar(void **state)
  * some empty keys) from a small universe (repeats, false positives), fed
  * by rbf_insert, rbf_insert_hash and small rbf_insert_keys batches, on
  * filters from 8 words (the vector positions, no gather) and 64 words (the
- * gather, where with k = 8 nearly half the messages share a word and take
+ * gather, where with k = 8, 37% of the messages share a word and take
  * the scalar fallback) to 2^20 bits,
  * sigma- and N-bounded, retaining and not.  Every answer, the counters and
  * the saved bits must agree. */

@@ -167,38 +167,38 @@ int cli_model_fn(const cli_model_fn_args *a)
      * cycle-length law, which would be N entries long. */
     double fp = 0.0, mean = 0.0;
     uint64_t saturated = 0;
-    int direct = 0, stuck = 0;
-    /* The real user's filter can fill before its N-th bit-setting message
-     * (exact_real = 1: mass above 1e-30 on a full filter); it then never
-     * recycles.  With --fn as without: the cycle law would drop that mass
-     * (it keeps 1e-13) and print a rate the rest of rbf model contradicts. */
+    int direct = 0, stuck = 0, filled = 0;
+    rbf_model_n_result nr;
+    memset(&nr, 0, sizeof nr);
     if (a->messages && (!a->fn || !a->oracle)) {
-        rbf_model_n_result nr;
         rbf_model_params q = p;
         if (!a->oracle && a->phases == 1 && a->method == RBF_MODEL_AUTO)
-            q.method = RBF_MODEL_ASYMPTOTIC; /* only whether the filter fills (exact_real = 1),
-                                                which the fast method decides conservatively */
+            q.method = RBF_MODEL_ASYMPTOTIC; /* only whether the filter can fill (exact_real =
+                                                1), which the fast method decides conservatively */
         if ((rc = rbf_model_nbounded(&q, a->messages, &nr))) {
             cli_progress_end();
             return lib_fail(rc);
         }
-        if (!a->fn || nr.exact_real >= 1.0)
+        if (!a->fn)
             saturated = nr.saturated_at;
-        if (a->fn && nr.exact_real < 1.0) {
-            /* --fn: the cycle law below */
+        /* exact_real = 1: the real user's active filter can fill before its
+         * N-th bit-setting message (mass above 1e-30 on a full filter),
+         * and then never recycles.  Whether that is a real risk or one in
+         * 10^19 cycles, the cycle law says (below) */
+        filled = !a->oracle && nr.exact_real >= 1.0;
+        if (filled && (nr.saturated_at || a->messages > ((uint64_t)1 << 20))) {
+            /* surely stuck (every bit set before N, or the filling is
+             * sharp: the law would only confirm it, after minutes) */
+            stuck = 1;
+            direct = 1;
+        } else if (a->fn || filled) {
+            /* the cycle law below */
         } else if (a->oracle) {
             /* one cycle is N ticks; two phases: held by neither filter */
             fp = a->phases == 2 ? 1.0 - (1.0 - nr.exact_oracle) * (1.0 - nr.exact_worst)
                                 : nr.exact_oracle;
             mean = (double)a->messages;
             direct = 1;
-        } else if (nr.exact_real >= 1.0) {
-            /* the active filter fills before its N-th bit-setting message:
-             * it never recycles, every new message is a false positive */
-            fp = 1.0;
-            mean = INFINITY;
-            direct = 1;
-            stuck = 1;
         } else if (a->phases == 2) {
             /* a cycle: N bit-setting ticks, each a false positive of the
              * frozen filter with probability exact_real_worst (its bits are
@@ -221,12 +221,23 @@ int cli_model_fn(const cli_model_fn_args *a)
         if (!rc) {
             fp = rbf_model_cycles_fp(c);
             mean = rbf_model_cycles_mean(c);
+        } else if (filled && rc != RBF_ECANCELED) {
+            rc = RBF_OK;
+            stuck = 1;
         }
     }
-    if (stuck && a->fn) {
-        /* every arrival is reported seen: no repeat is reported new */
+    if (stuck) {
+        /* The cycle law ignores a full filter's mass below 1e-13 a cycle
+         * (1000 bits, k = 2, N = 680: 4e-19, and the filter recycles like
+         * any other, as rbf simulate shows).  It stops above that (N = 800:
+         * rbf simulate completes no cycle), or when N is too long for it:
+         * the filter gets stuck full, every new message a false positive,
+         * every arrival reported seen (no repeat reported new). */
+        fp = 1.0;
+        mean = INFINITY;
+        saturated = nr.saturated_at;
         fr.fn = 0.0;
-        fr.forgotten = 0.0;
+        fr.forgotten = NAN;
         fr.tick_fraction = NAN;
     }
     cli_progress_end();
@@ -271,7 +282,10 @@ int cli_model_fn(const cli_model_fn_args *a)
             printf(", \"fn\": ");
             cli_json_double(stdout, fr.fn);
             printf(", \"forgotten\": ");
-            cli_json_double(stdout, fr.forgotten);
+            if (isnan(fr.forgotten))
+                printf("null");
+            else
+                cli_json_double(stdout, fr.forgotten);
             printf(", \"tick_fraction\": ");
             if (isnan(fr.tick_fraction))
                 printf("null");
@@ -310,12 +324,14 @@ int cli_model_fn(const cli_model_fn_args *a)
         if (a->fn) {
             printf("workload           %s\n", a->fn);
             printf("fn                 %.12g   (false negatives / repeats, steady state)\n", fr.fn);
-            printf("forgotten          %.12g   (repeats held by no filter)\n", fr.forgotten);
-            if (stuck)
-                printf("                   (a full filter reports every arrival seen: no\n"
-                       "                   false negatives once it is stuck)\n");
-            else
+            if (stuck) {
+                printf("                   (a stuck full filter reports every arrival seen: no\n"
+                       "                   repeat is reported new; forgotten and tick_fraction\n"
+                       "                   do not apply)\n");
+            } else {
+                printf("forgotten          %.12g   (repeats held by no filter)\n", fr.forgotten);
                 printf("tick_fraction      %.12g   (ticks per arrival)\n", fr.tick_fraction);
+            }
         }
     }
     rbf_model_cycles_free(c);
