@@ -108,18 +108,29 @@ static void expect_same(const rbf_sim_stat *a, const rbf_sim_stat *b)
 
 /* The simulator's results are rbf_sim_interval over the epoch rates at
  * level 0.99, bit for bit. */
+/* One run on one thread: M bits, k hashes, sigma, uniform:pool (0: the
+ * default), 20000 arrivals in each of `epochs` epochs. */
+static void run_small(uint64_t bits, unsigned k, uint64_t sigma, uint64_t pool, unsigned epochs,
+                      rbf_sim_result *r)
+{
+    rbf_sim_config c;
+    rbf_sim_config_init(&c);
+    c.filter.bits = bits;
+    c.filter.hashes = k;
+    c.filter.sigma = sigma;
+    if (pool)
+        c.workload.pool = pool;
+    c.arrivals = 20000;
+    c.epochs = epochs;
+    c.threads = 1;
+    assert_int_equal(rbf_sim_run(&c, r), RBF_OK);
+}
+
 static void test_simulator_uses_it(void **state)
 {
     (void)state;
-    rbf_sim_config c;
-    rbf_sim_config_init(&c);
-    c.filter.hashes = 3;
-    c.filter.sigma = 500;
-    c.arrivals = 20000;
-    c.epochs = 5;
-    c.threads = 1;
     rbf_sim_result r;
-    assert_int_equal(rbf_sim_run(&c, &r), RBF_OK);
+    run_small(1000, 3, 500, 0, 5, &r);
     double fp[5], fn[5], mpc[5];
     for (unsigned e = 0; e < 5; e++) {
         fp[e] = r.epoch_rates[e].fp;
@@ -144,17 +155,8 @@ static void test_simulator_uses_it(void **state)
 static void test_no_events(void **state)
 {
     (void)state;
-    rbf_sim_config c;
-    rbf_sim_config_init(&c);
-    c.filter.bits = 1u << 20;
-    c.filter.hashes = 7;
-    c.filter.sigma = 3000;
-    c.workload.pool = 300;
-    c.arrivals = 20000;
-    c.epochs = 4;
-    c.threads = 1;
     rbf_sim_result r;
-    assert_int_equal(rbf_sim_run(&c, &r), RBF_OK);
+    run_small(1u << 20, 7, 3000, 300, 4, &r);
     assert_true(r.total.fp_first == 0 && r.total.false_negatives == 0);
     assert_true(r.total.new_arrivals > 0 && r.total.repeats > 0);
     double hi_fp = 1.0 - pow(0.005, 1.0 / (double)r.total.new_arrivals);
