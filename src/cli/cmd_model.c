@@ -121,20 +121,6 @@ typedef struct opts {
 /* Rows a full --curve may write without --force */
 #define CURVE_MAX_ROWS 10000000u
 
-static const char *method_name(rbf_model_method m)
-{
-    switch (m) {
-    case RBF_MODEL_EXACT:
-        return "exact";
-    case RBF_MODEL_PAPER:
-        return "paper";
-    case RBF_MODEL_ASYMPTOTIC:
-        return "fast";
-    default:
-        return "auto";
-    }
-}
-
 
 static void json_inputs(const opts *o)
 {
@@ -144,7 +130,7 @@ static void json_inputs(const opts *o)
     else
         printf("\"sigma\": null, \"messages\": %llu, ", (unsigned long long)o->messages);
     printf("\"hashing\": \"%s\", \"recycle\": \"%s\", \"phases\": %u, \"method\": \"%s\"",
-           cli_hashing_name(o->nc), cli_recycle_name(o->ret), o->phases, method_name(o->method));
+           cli_hashing_name(o->nc), cli_recycle_name(o->ret), o->phases, cli_method_name(o->method));
     if (o->phases == 2)
         printf(", \"bits_per_filter\": %llu", (unsigned long long)(o->bits / 2));
     printf(", \"layout\": \"%s\"", o->blocked ? "blocked" : "flat");

@@ -258,9 +258,7 @@ int cli_model_fn(const cli_model_fn_args *a)
         printf("\"hashing\": \"%s\", \"recycle\": \"%s\", \"phases\": %u, \"oracle\": %s",
                cli_hashing_name(a->nc), cli_recycle_name(a->ret), a->phases,
                a->oracle ? "true" : "false");
-        printf(", \"method\": \"%s\"", a->method == RBF_MODEL_EXACT        ? "exact"
-                                      : a->method == RBF_MODEL_ASYMPTOTIC ? "fast"
-                                                                          : "auto");
+        printf(", \"method\": \"%s\"", cli_method_name(a->method));
         if (a->phases == 2)
             printf(", \"bits_per_filter\": %llu", (unsigned long long)(a->bits / 2));
         printf(", \"fp\": ");

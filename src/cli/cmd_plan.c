@@ -119,9 +119,7 @@ static void json_plan_fields(const rbf_plan *p, const rbf_plan_options *o)
            o->max_hashes,
            p->sigma_bounded.feasible && p->sigma_bounded.hashes == o->max_hashes ? "true" : "false",
            cli_hashing_name((o->hashing == RBF_NON_COLLIDING)), cli_recycle_name((o->recycle == RBF_RETAINING)));
-    printf("\"method\": \"%s\", ", o->method == RBF_MODEL_EXACT        ? "exact"
-                                    : o->method == RBF_MODEL_ASYMPTOTIC ? "fast"
-                                                                        : "auto");
+    printf("\"method\": \"%s\", ", cli_method_name(o->method));
     json_choice("sigma_bounded", &p->sigma_bounded, 1, p->bits, 0);
     printf(", ");
     json_choice("average_n", &p->average_n, 0, p->bits, 0);

@@ -89,7 +89,8 @@ typedef struct bdist {
     double *crw; /* rho / (1 - rho), 0 on a full filter (bdist_mean_rho_k) */
     /* The heavy-load chain (bdist_message_k): the whole message's kernel
      * per level over [kb, kb + kcap), row r (d = r new bits) at
-     * kt[r * kcap + b - kb]; conditioned on d >= 1 when kcond. */
+     * kt[r * (kcap + 2k) + k + b - kb] between k zeros either side;
+     * conditioned on d >= 1 when kcond. */
     uint64_t kb;
     size_t kcap;
     double *kt;
@@ -333,8 +334,8 @@ int rbf__nb_chain_only = 0;
  * level, K(b, d) = P(d new bits | b set), which does not change from one
  * message to the next: computed once per level (the same k hash steps on
  * a point mass, O(k^2)) and kept while the window moves through, a
- * message costs k + 1 multiply-adds per level in k + 1 straight passes
- * (axpy loops the compiler vectorises).  The same law, summed in another
+ * message costs k + 1 multiply-adds per level, in one pass that sums
+ * each output over the k + 1 rows in registers (kernel_apply).  The same law, summed in another
  * order: the values agree with the hash-by-hash chain to rounding
  * (test_model_nexact checks 1e-12).  Used where the chain is heavy
  * (nbounded_core); --method exact keeps the hash-by-hash chain. */
@@ -598,14 +599,13 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
      * hours, and past saturation the fast method's closed form is exact */
     /* Heavy chains (one value, auto or fast, N k sqrt(M) above the
      * threshold) step a message at a time by its kernel table */
-    const int heavy = !curve && p->method != RBF_MODEL_EXACT &&
-                      (double)N * (double)k * sqrt((double)M) > rbf__nb_heavy_chain;
+    const double chain_cost = (double)N * (double)k * sqrt((double)M);
+    const int heavy = !curve && p->method != RBF_MODEL_EXACT && chain_cost > rbf__nb_heavy_chain;
     double (*const mean_rho)(const bdist *, double *) = heavy ? bdist_mean_rho_k : bdist_mean_rho;
     bdist d;
     if (!curve && !rbf__nb_chain_only && (rbf__model_use_asym(p) ||
                    (p->method == RBF_MODEL_AUTO &&
-                    (N > RBF_MODEL_AUTO_EXACT_BITS ||
-                     (double)N * (double)k * sqrt((double)M) > RBF__NB_AUTO_CHAIN)))) {
+                    (N > RBF_MODEL_AUTO_EXACT_BITS || chain_cost > RBF__NB_AUTO_CHAIN)))) {
         rc = rbf__nexact_fast(p, N, &last->exact_worst, &last->exact_oracle, &last->saturated_at,
                               NULL);
         if (rc < 0)

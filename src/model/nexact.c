@@ -787,6 +787,27 @@ static void nr_fornberg(double x0, const double *xs, const double *ys, unsigned 
     }
 }
 
+/* The moment terms of E[F(Y)] from F's derivatives d[2..6] at N:
+ * t[2..6] = F'' mu2/2, F''' mu3/6, F'''' mu4/24 (mu4 = 3 mu2^2), and the
+ * Gaussian parts of the fifth and sixth moments, mu5 ~ 10 mu2 mu3 and
+ * mu6 ~ 15 mu2^3 (the leading error left near a full filter, where G's
+ * derivatives grow like 1/(M - b): 2^18 bits, k = 12, N = 3 M/k: t6 =
+ * 1.18e-8 of E_fp, the gap to the propagation without it 1.18e-8, with it
+ * 2.3e-13).  Returns the estimate of what they leave: the last two terms
+ * in full, and the relative O(1/b*) errors of the moments (q = (k+1)/b*,
+ * from the start of the fill; near a full filter t5, t6 carry the error,
+ * measured). */
+static double nr_moment_terms(const double *d, double mu2, double mu3, double q, double *t)
+{
+    t[2] = 0.5 * d[2] * mu2;
+    t[3] = d[3] * mu3 / 6.0;
+    t[4] = d[4] * mu2 * mu2 / 8.0;
+    t[5] = d[5] * 10.0 * mu2 * mu3 / 120.0;
+    t[6] = d[6] * 15.0 * mu2 * mu2 * mu2 / 720.0;
+    return 2.0 * (fabs(t[5]) + fabs(t[6])) + 32.0 * q * (fabs(t[3]) + fabs(t[4])) +
+           fabs(t[2]) * (32.0 * q * q + 1e-8);
+}
+
 /* int_0^X pi v and pi (w - 3 v^2) by Gauss-Legendre on panels no longer
  * than X/24 and a quarter of the distance to a full filter */
 static void nr_integrals(const nr_ctx *c, double X, double *Iv, double *I3)
@@ -868,22 +889,12 @@ static int nr_terms(const nr_ctx *c, uint64_t N, uint64_t lo, double bs, double 
     double H2 = dv / us;
     double mu2 = H / (1.0 - 0.5 * H2);
     double mu3 = I32 + 3.0 * vs * mu2;
-    double t2 = 0.5 * der[2] * mu2, t3 = der[3] * mu3 / 6.0, t4 = der[4] * mu2 * mu2 / 8.0;
     /* the linear interpolation's own error, G'' (N - Jlo)(Jhi - N)/2 */
     GN -= 0.5 * der[2] * ((double)N - Jlo) * (Jhi - (double)N);
-    /* the Gaussian parts of the fifth and sixth moments, mu5 ~ 10 mu2 mu3
-     * and mu6 ~ 15 mu2^3: the leading error left near a full filter, where
-     * G's derivatives grow like 1/(M - b) (2^18 bits, k = 12, N = 3 M/k:
-     * t6 = 1.18e-8 of E_fp, the gap to the propagation without it 1.18e-8,
-     * with it 2.3e-13) */
-    double t5 = der[5] * 10.0 * mu2 * mu3 / 120.0, t6 = der[6] * 15.0 * mu2 * mu2 * mu2 / 720.0;
-    *E = GN + t2 + t3 + t4 + t5 + t6;
-    /* the estimate: the last two terms in full, and the relative O(1/b*)
-     * errors of the moments (q, from the start of the fill; near a full
-     * filter the terms t5, t6 carry the error, measured) */
-    double q = ((double)k + 1.0) / bs;
-    *est = 2.0 * (fabs(t5) + fabs(t6)) + 32.0 * q * (fabs(t3) + fabs(t4)) +
-           fabs(t2) * (32.0 * q * q + 1e-8);
+    const double q = ((double)k + 1.0) / bs;
+    double t[7];
+    *est = nr_moment_terms(der, mu2, mu3, q, t);
+    *E = GN + t[2] + t[3] + t[4] + t[5] + t[6];
     /* E[rho(B'_N)] = E[R(Y)], R = rho o J^-1: the same moments */
     double ry[7], rd[7];
     for (unsigned j = 0; j < 7; j++)
@@ -892,11 +903,10 @@ static int nr_terms(const nr_ctx *c, uint64_t N, uint64_t lo, double bs, double 
     double rlo = rbf__model_rho(M, k, c->nc, lo), rhi = rbf__model_rho(M, k, c->nc, lo + 1);
     double RN = rlo + ((double)N - Jlo) / (Jhi - Jlo) * (rhi - rlo) -
                 0.5 * rd[2] * ((double)N - Jlo) * (Jhi - (double)N);
-    double r2 = 0.5 * rd[2] * mu2, r3 = rd[3] * mu3 / 6.0, r4 = rd[4] * mu2 * mu2 / 8.0;
-    double r5 = rd[5] * 10.0 * mu2 * mu3 / 120.0, r6 = rd[6] * 15.0 * mu2 * mu2 * mu2 / 720.0;
-    *R = RN + r2 + r3 + r4 + r5 + r6;
-    *Rest = 2.0 * (fabs(r5) + fabs(r6)) + 32.0 * q * (fabs(r3) + fabs(r4)) +
-            fabs(r2) * (32.0 * q * q + 1e-8) + 1e-13 * *R;
+    double r[7];
+    *Rest = nr_moment_terms(rd, mu2, mu3, q, r);
+    *R = RN + r[2] + r[3] + r[4] + r[5] + r[6];
+    *Rest += 1e-13 * *R;
     return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli_util.h"
+#include "rbf_model.h"
 
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
@@ -359,6 +360,20 @@ const char *cli_hashing_name(int non_colliding)
 }
 
 const char *cli_recycle_name(int retaining) { return retaining ? "retaining" : "non-retaining"; }
+
+const char *cli_method_name(int method)
+{
+    switch (method) {
+    case RBF_MODEL_EXACT:
+        return "exact";
+    case RBF_MODEL_PAPER:
+        return "paper";
+    case RBF_MODEL_ASYMPTOTIC:
+        return "fast";
+    default:
+        return "auto";
+    }
+}
 
 int cli_opt_phases(const char *cmd, const char *arg, unsigned *phases)
 {

@@ -107,6 +107,8 @@ unsigned cli_online_processors(unsigned max);
  * "non-retaining"/"retaining". */
 const char *cli_hashing_name(int non_colliding);
 const char *cli_recycle_name(int retaining);
+/* --method's name of an rbf_model_method: exact, paper, fast or auto */
+const char *cli_method_name(int method);
 const char *cli_layout_name(int blocked); /* "flat" / "blocked" */
 
 /* After the options: "unexpected argument 'WORD'" if any operand is left
