@@ -28,7 +28,7 @@ static void help(void)
         "sigma-bounded filter holds N messages per cycle at EPS (and the same for\n"
         "two-phase), with the plan at that memory.\n"
         "\n"
-        "  --bits M            memory in bits (suffixes k M G T, Ki Mi Gi Ti)\n"
+        "  --bits M            memory in bits (suffixes k M G T, Ki Mi Gi Ti; 2^40)\n"
         "  --memory SIZE       memory in bytes instead (64MiB, 1GB, 4096, ...)\n"
         "  --messages N        messages per cycle to hold (least-memory question)\n"
         "  --fp EPS            target average false-positive rate, 0 < EPS < 1\n"

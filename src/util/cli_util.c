@@ -90,6 +90,23 @@ static int parse_scaled(const char *s, int allow_bytes, uint64_t *out, const cha
         *err = (*p == '-') ? "must not be negative" : "not a number";
         return -1;
     }
+    /* a power of two, 2^40 */
+    if (p[0] == '2' && p[1] == '^' && isdigit((unsigned char)p[2])) {
+        char *end;
+        unsigned long e = strtoul(p + 2, &end, 10);
+        if (allow_bytes && *end == 'B')
+            end++;
+        if (*end) {
+            *err = "bad power of two (use e.g. 2^40)";
+            return -1;
+        }
+        if (e > 63) {
+            *err = "too large";
+            return -1;
+        }
+        *out = (uint64_t)1 << e;
+        return 0;
+    }
     /* mantissa: digits [. digits] as an exact rational num / den */
     unsigned __int128 num = 0, den = 1;
     const unsigned __int128 cap = (unsigned __int128)UINT64_MAX * 1000000;
@@ -124,14 +141,27 @@ static int parse_scaled(const char *s, int allow_bytes, uint64_t *out, const cha
     unsigned __int128 mult = 1;
     unsigned base = 1000;
     int exp = 0;
-    switch (*p) {
-    case 'k': case 'K': exp = 1; break;
-    case 'M': exp = 2; break;
-    case 'G': exp = 3; break;
-    case 'T': exp = 4; break;
-    case 'P': exp = 5; break;
-    case 'E': exp = 6; break;
-    default: break;
+    /* a decimal exponent, 1e12 (1E12; a bare E is still exa) */
+    if ((*p == 'e' || *p == 'E') && isdigit((unsigned char)p[1])) {
+        char *end;
+        unsigned long e = strtoul(p + 1, &end, 10);
+        if (e > 38) {
+            *err = "too large";
+            return -1;
+        }
+        for (unsigned long i = 0; i < e; i++)
+            mult *= 10;
+        p = end;
+    } else {
+        switch (*p) {
+        case 'k': case 'K': exp = 1; break;
+        case 'M': exp = 2; break;
+        case 'G': exp = 3; break;
+        case 'T': exp = 4; break;
+        case 'P': exp = 5; break;
+        case 'E': exp = 6; break;
+        default: break;
+        }
     }
     if (exp) {
         p++;
@@ -146,7 +176,7 @@ static int parse_scaled(const char *s, int allow_bytes, uint64_t *out, const cha
         p++;
     if (*p) {
         *err = allow_bytes ? "bad size (use e.g. 4096, 64KiB, 64MiB, 1GiB, 1GB)"
-                           : "bad number (use e.g. 1000, 10k, 1M, 16Mi)";
+                           : "bad number (use e.g. 1000, 10k, 1M, 16Mi, 1e12, 2^40)";
         return -1;
     }
     /* num * mult / den must be a whole number that fits in 64 bits. */
@@ -272,7 +302,7 @@ int cli_opt_count(const char *cmd, const char *opt, const char *arg, uint64_t mi
 {
     const char *err;
     if (cli_parse_count(arg, out, &err))
-        return cli_bad_value(cmd, opt, arg, err, "a count of at least %llu (1000, 1k, 2Mi, ...)",
+        return cli_bad_value(cmd, opt, arg, err, "a count of at least %llu (1000, 1k, 2Mi, 1e12, 2^40)",
                              (unsigned long long)min);
     if (*out < min)
         return cli_bad_value(cmd, opt, arg, "too small", "a count of at least %llu",

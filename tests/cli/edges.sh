@@ -97,6 +97,23 @@ bad_value "bench filter" --keys 0
 bad_value "bench model" --fp 1
 bad_value "bench sim" --sigma 1000
 bad_value "bench dedup" --runs 100
+bad_value model --messages 1e39 --bits 1000 --hashes 3
+bad_value model --messages 1.5e0 --bits 1000 --hashes 3
+bad_value model --messages 2^64 --bits 1000 --hashes 3
+bad_value model --bits 2^x --hashes 3 --sigma 300
+
+# ---- counts in scientific and power-of-two form: the same as the digits
+for pair in "1e12 1000000000000" "2.5E3 2500" "2^40 1099511627776" "1e0 1"; do
+  set -- $pair
+  expect_ok model --bits 1000 --hashes 3 --messages "$1" --json
+  CHECKS=$((CHECKS + 1))
+  python3 -c "import json,sys; sys.exit(0 if json.load(open('$OUT'))['messages'] == $2 else 1)" ||
+    bad "--messages $1 is not $2: $(head -c 200 "$OUT")"
+done
+expect_ok plan --memory 2^20B --fp 0.01 --json
+CHECKS=$((CHECKS + 1))
+python3 -c "import json,sys; sys.exit(0 if json.load(open('$OUT'))['memory_bytes'] == 1048576 else 1)" ||
+  bad "--memory 2^20B is not 1 MiB: $(head -c 200 "$OUT")"
 
 # ---- rbf model: the N-bounded header names the model and the hashing only
 expect_ok model --bits 1000 --hashes 3 --messages 100
