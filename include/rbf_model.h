@@ -399,6 +399,15 @@ typedef enum {
 RBF_API double rbf_model_forget(const rbf_model_cycles *c, uint64_t g, rbf_model_from from,
                                       int active_only);
 
+/* The probability that the repeat after g further ticks is a false
+ * negative: held by no filter and not a false positive either.  The
+ * filters it meets are young (a recycle came after its last arrival): the
+ * active filter has the age the repeat's cycle has then (the law of the
+ * residual, by time reversal) and that age's false-positive rate, not the
+ * average; two-phase, the frozen filter its average rate, independently
+ * (docs/models.md 9.2).  For large g, forget * (1 - fp). */
+RBF_API double rbf_model_miss(const rbf_model_cycles *c, uint64_t g, rbf_model_from from);
+
 /* A workload for the false-negative model. */
 typedef enum {
     RBF_MODEL_WL_UNIFORM = 0, /* uniform:P */
@@ -422,16 +431,19 @@ typedef struct rbf_model_workload {
 typedef struct rbf_model_fn_result {
     double fn;            /* false negatives / repeats, the simulator's `fn` */
     double fp;            /* the policy's average false-positive rate used */
-    double tick_fraction; /* ticks per arrival at the fixed point */
+    double tick_fraction; /* ticks per arrival (0: stuck, no arrival is new any more) */
     double forgotten;     /* P(a repeat is held by no filter) */
     double cycle_mean;    /* E[ticks per cycle] */
-    unsigned iterations;  /* of the fixed-point solve */
+    unsigned iterations;  /* passes of the tick clock (several: the two-phase oracle's
+                             fixed point) */
     uint64_t reserved_[4];
 } rbf_model_fn_result;
 
 /* The steady-state false-negative rate of `s` (filter `p`) under workload
- * `w` (docs/models.md 9.3: the gap of each repeat thinned into ticks, the
- * feedback of re-inserted repeats solved as a fixed point). */
+ * `w` (docs/models.md 9.3: the filter ages in ticks and the clock runs in
+ * arrivals, a repeat forgotten when its gap reaches back past the cycles
+ * its filters hold; the tick rate at each age from the workload's gap law,
+ * the false positives of the filter that young). */
 RBF_API int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
                                const rbf_model_workload *w, rbf_model_fn_result *out);
 

@@ -444,7 +444,7 @@ static double probe_fn(uint64_t bits, unsigned k, uint64_t sigma, uint64_t N, un
 }
 
 static void forget_case(uint64_t bits, unsigned k, uint64_t sigma, uint64_t N, unsigned phases,
-                        uint64_t g, unsigned blocks, uint64_t seed)
+                        uint64_t g, unsigned blocks, uint64_t seed, double slack)
 {
     double obs = probe_fn(bits, k, sigma, N, phases, g, blocks, seed);
     rbf_model_params p = params(phases == 2 ? bits / 2 : bits, k, 0, 0);
@@ -455,13 +455,17 @@ static void forget_case(uint64_t bits, unsigned k, uint64_t sigma, uint64_t N, u
     s.messages = N;
     rbf_model_cycles *c = NULL;
     assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_OK);
-    double model = rbf_model_forget(c, g, RBF_MODEL_FROM_TICK, 0) * (1 - rbf_model_cycles_fp(c));
+    double model = rbf_model_miss(c, g, RBF_MODEL_FROM_TICK);
+    /* what forgetting times the average rate would say */
+    double avg = rbf_model_forget(c, g, RBF_MODEL_FROM_TICK, 0) * (1 - rbf_model_cycles_fp(c));
     rbf_model_cycles_free(c);
     double sd = sqrt(model * (1 - model) / blocks);
-    fprintf(stderr, "forget M=%llu k=%u sigma=%llu N=%llu phases=%u g=%llu: sim %.5f model %.5f (sd %.5f)\n",
+    fprintf(stderr,
+            "forget M=%llu k=%u sigma=%llu N=%llu phases=%u g=%llu: sim %.5f model %.5f (sd %.5f; "
+            "forget x (1 - fp) %.5f)\n",
             (unsigned long long)bits, k, (unsigned long long)sigma, (unsigned long long)N, phases,
-            (unsigned long long)g, obs, model, sd);
-    assert_true(fabs(obs - model) <= 4.4 * sd + 0.01);
+            (unsigned long long)g, obs, model, sd, avg);
+    assert_true(fabs(obs - model) <= 4.4 * sd + slack);
 }
 
 /* rbf_plan_remember picks one or two phases as the real filter bears out:
@@ -504,12 +508,69 @@ static void test_forget_vs_filter(void **state)
 {
     (void)state;
     unsigned blocks = shrink() ? 2000 : 20000;
-    forget_case(1000, 3, 300, 0, 1, 30, blocks, 11);
-    forget_case(1000, 3, 300, 0, 1, 90, blocks, 12);
-    forget_case(1000, 3, 150, 0, 2, 60, blocks, 13);
-    forget_case(1000, 3, 150, 0, 2, 100, blocks, 14);
-    forget_case(1000, 5, 0, 100, 1, 50, blocks, 15);
-    forget_case(1000, 5, 0, 60, 2, 80, blocks, 16);
+    forget_case(1000, 3, 300, 0, 1, 30, blocks, 11, 0.01);
+    forget_case(1000, 3, 300, 0, 1, 90, blocks, 12, 0.01);
+    forget_case(1000, 3, 150, 0, 2, 60, blocks, 13, 0.01);
+    forget_case(1000, 3, 150, 0, 2, 100, blocks, 14, 0.01);
+    forget_case(1000, 5, 0, 100, 1, 50, blocks, 15, 0.01);
+    forget_case(1000, 5, 0, 60, 2, 80, blocks, 16, 0.01);
+    /* high rates (k = 2, fp 0.08 to 0.30), where the forgotten repeat
+     * meets a young filter: forgetting times (1 - the average rate) is
+     * 0.02 to 0.03 below the model here, more than the 4.4 sd + 0.002
+     * these allow at 20000 blocks */
+    forget_case(1000, 2, 0, 300, 1, 150, blocks, 17, 0.002);
+    forget_case(1000, 2, 450, 0, 1, 200, blocks, 18, 0.002);
+    forget_case(2000, 2, 0, 300, 2, 450, blocks, 19, 0.002);
+}
+
+/* rbf_model_miss: at most the forgetting, growing with g, and for large g
+ * forgetting times (1 - the policy's rate), the rate being the age
+ * average of the same false positives (every policy, both phases); a young
+ * filter (g = 10 ticks) rescues almost no forgotten repeat */
+static void test_miss_consistency(void **state)
+{
+    (void)state;
+    const struct {
+        uint64_t bits;
+        unsigned k;
+        uint64_t sigma, N;
+        int oracle, retaining;
+    } cs[] = {{1000, 3, 300, 0, 0, 0}, {1000, 3, 300, 0, 0, 1}, {1000, 2, 0, 300, 0, 0},
+              {1000, 5, 0, 100, 1, 0}, {2000, 2, 0, 491, 1, 0}, {1000, 2, 450, 0, 0, 0}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        for (unsigned ph = 1; ph <= 2; ph++) {
+            rbf_model_params p = params(cs[i].bits, cs[i].k, 0, cs[i].retaining);
+            rbf_model_cycle_spec s;
+            rbf_model_cycle_spec_init(&s);
+            s.phases = ph;
+            s.sigma = cs[i].sigma;
+            s.messages = cs[i].N;
+            s.oracle = cs[i].oracle;
+            rbf_model_cycles *c = NULL;
+            assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_OK);
+            double fp = rbf_model_cycles_fp(c);
+            uint64_t top = 2 * rbf_model_cycles_max(c) + 4;
+            for (int from = 0; from < 2; from++) {
+                double prev = 0.0;
+                for (uint64_t g = 0; g <= top; g++) {
+                    double m = rbf_model_miss(c, g, (rbf_model_from)from);
+                    assert_true(m <= rbf_model_forget(c, g, (rbf_model_from)from, 0) + 1e-15);
+                    assert_true(m >= prev - 1e-15);
+                    prev = m;
+                }
+                double inf = rbf_model_miss(c, UINT64_MAX, (rbf_model_from)from);
+                fprintf(stderr, "miss case %zu phases %u from %d: miss(inf) %.12f, 1 - fp %.12f\n", i,
+                        ph, from, inf, 1 - fp);
+                assert_true(fabs(inf - (1 - fp)) <= 1e-9);
+            }
+            if (ph == 1 && !cs[i].retaining) {
+                double f10 = rbf_model_forget(c, 10, RBF_MODEL_FROM_TICK, 0);
+                double m10 = rbf_model_miss(c, 10, RBF_MODEL_FROM_TICK);
+                assert_true(m10 >= f10 * (1 - 0.1 * fp));
+                assert_true(m10 < f10);
+            }
+            rbf_model_cycles_free(c);
+        }
 }
 
 /* ---- rbf_model_fn against the simulator */
@@ -576,6 +637,73 @@ static void test_fn_vs_sim(void **state)
     fn_case(1000, 5, 0, 100, 1, 0, "fading:0.5:200", 23);
     fn_case(1000, 5, 0, 100, 2, 0, "fading:0.5:200", 24);
     fn_case(1000, 5, 0, 100, 1, 1, "zipf:2000:1", 25);
+    /* k = 2, fp 0.056: forgetting times (1 - fp) said 0.0193, 5% low */
+    fn_case(2000, 2, 0, 491, 1, 1, "fading:0.15:146", 26);
+    /* two phases at fp 0.41: the filters share the re-inserted repeats'
+     * bits (without that, 2.2% low) */
+    fn_case(2000, 2, 570, 0, 2, 0, "zipf:3116:0.64", 27);
+    /* the two-phase oracle's re-inserted repeats fill its active filter
+     * (without that, 4.6% high) */
+    fn_case(1000, 5, 0, 80, 2, 1, "zipf:3000:0.8", 28);
+    /* fig8's fading point at eps = 0.1: repeats forgotten soon after a
+     * clear meet a young filter, and the young filter ages fast in
+     * arrivals (masking with the average rate: 7.4% low) */
+    fn_case(8192, 3, 5445, 0, 1, 0, "fading:0.25:2000", 29);
+    /* two phases, lifetimes short against a cycle: the trigger (held by
+     * neither filter) is most often a birth, repeated soon */
+    fn_case(2000, 6, 445, 0, 2, 0, "fading:0.31:125", 30);
+}
+
+/* A finite pool the two-phase oracle's filters hold whole: no arrival is
+ * new any more, the oracle never recycles (the simulation counts no
+ * cycle), and the model says stuck: no tick, no false negative.  Below
+ * that load (N = 300) both recycle. */
+static void test_fn_oracle_stuck(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        uint64_t N = i ? 300 : 523;
+        rbf_sim_config cfg;
+        rbf_sim_config_init(&cfg);
+        cfg.filter.bits = 4000;
+        cfg.filter.hashes = 2;
+        cfg.filter.messages = N;
+        cfg.filter.phases = 2;
+        cfg.oracle = 1;
+        assert_int_equal(rbf_sim_workload_parse("uniform:1707", &cfg.workload, NULL), RBF_OK);
+        cfg.arrivals = 100000;
+        cfg.warmup = 100000;
+        cfg.epochs = 2;
+        cfg.seed = 31;
+        cfg.threads = 1;
+        rbf_sim_result r;
+        assert_int_equal(rbf_sim_run(&cfg, &r), RBF_OK);
+        rbf_model_params p = params(2000, 2, 0, 0);
+        rbf_model_cycle_spec s;
+        rbf_model_cycle_spec_init(&s);
+        s.phases = 2;
+        s.messages = N;
+        s.oracle = 1;
+        rbf_model_workload w;
+        memset(&w, 0, sizeof w);
+        w.kind = RBF_MODEL_WL_UNIFORM;
+        w.pool = 1707;
+        rbf_model_fn_result fr;
+        assert_int_equal(rbf_model_fn(&p, &s, &w, &fr), RBF_OK);
+        fprintf(stderr, "oracle N=%llu uniform:1707: sim cycles %llu fn %.5f, model fn %.5f ticks %.5f\n",
+                (unsigned long long)N, (unsigned long long)r.total.cycles, r.fn.mean, fr.fn,
+                fr.tick_fraction);
+        if (!i) {
+            assert_int_equal(r.total.cycles, 0);
+            assert_true(r.fn.mean == 0.0);
+            assert_true(fr.fn == 0.0 && fr.tick_fraction == 0.0);
+        } else {
+            assert_true(r.total.cycles > 100);
+            assert_true(fr.tick_fraction > 0.5);
+            assert_true(fabs(fr.fn - r.fn.mean) <= 0.02 * r.fn.mean);
+        }
+        rbf_sim_result_free(&r);
+    }
 }
 
 /* The least-memory search reports its progress (one step per memory
@@ -631,6 +759,8 @@ int main(void)
         cmocka_unit_test(test_consistency),
         cmocka_unit_test(test_forget_truncated),
         cmocka_unit_test(test_forget_vs_filter),
+        cmocka_unit_test(test_miss_consistency),
+        cmocka_unit_test(test_fn_oracle_stuck),
         cmocka_unit_test(test_fn_vs_sim),
         cmocka_unit_test(test_plan_remember_vs_filter),
         cmocka_unit_test(test_plan_remember_progress),

@@ -62,6 +62,12 @@ struct rbf_model_cycles {
     double *ft, *fm;   /* P(R_tick <= g), P(R_mid <= g), g = 0..len */
     double *ft2, *fm2; /* two-phase: P(R + L' <= g), g = 0..2 len */
     double trig;       /* two-phase non-retaining sigma: the trigger, held nowhere */
+    /* false positives by age (rbf_model_miss): phil[j] = P(L > j and the
+     * cycle's (j+1)-th tick is a false positive), j = 0..len; xt, xm (and
+     * xt2, xm2) the sums like ft, fm (ft2, fm2) weighted by them; rho_frozen
+     * the frozen filter's rate; act_fp the active filter's average */
+    double *phil, *xt, *xm, *xt2, *xm2;
+    double rho_frozen, act_fp;
 };
 
 void rbf_model_cycle_spec_init(rbf_model_cycle_spec *s)
@@ -80,7 +86,7 @@ typedef struct {
 } cyc_row;
 
 static int sigma_pmf(const rbf_model_params *p, uint64_t sigma, uint64_t nmax, double *pmf,
-                     double *lost)
+                     double *phi, double *rend, double *lost)
 {
     const unsigned k = p->hashes;
     const uint64_t M = p->bits;
@@ -102,8 +108,10 @@ static int sigma_pmf(const rbf_model_params *p, uint64_t sigma, uint64_t nmax, d
         ring[r].hi = 0;
     }
     memset(pmf, 0, (nmax + 1) * sizeof *pmf);
-    model_sum lostsum;
+    memset(phi, 0, (nmax + 2) * sizeof *phi);
+    model_sum lostsum, endsum;
     msum_init(&lostsum);
+    msum_init(&endsum);
     /* the first tick at level 0 */
     ring[0].v[1] = 1.0;
     ring[0].lo = ring[0].hi = 1;
@@ -133,6 +141,10 @@ static int sigma_pmf(const rbf_model_params *p, uint64_t sigma, uint64_t nmax, d
             n = nmax;
         }
         uint64_t ahi = n;
+        /* the n-th tick at level b is a false positive with tau(b, 0) */
+        if (stay > 0.0)
+            for (uint64_t m = lo; m <= ahi; m++)
+                phi[m] += a[m] * stay;
         /* trim the leading tiny values */
         while (lo < ahi && a[lo] < CYC_TINY)
             lo++;
@@ -146,8 +158,12 @@ static int sigma_pmf(const rbf_model_params *p, uint64_t sigma, uint64_t nmax, d
             if (t <= 0.0)
                 continue;
             if (b + d > sigma) {
-                for (uint64_t m = lo; m <= ahi; m++)
+                double e = 0.0;
+                for (uint64_t m = lo; m <= ahi; m++) {
                     pmf[m] += a[m] * t;
+                    e += a[m] * t;
+                }
+                msum_add(&endsum, e * stay); /* the frozen filter: level b */
             } else {
                 cyc_row *to = &ring[(b + d) % (k + 1)];
                 uint64_t top = ahi + 1;
@@ -172,6 +188,7 @@ static int sigma_pmf(const rbf_model_params *p, uint64_t sigma, uint64_t nmax, d
         }
     }
     *lost = msum_get(&lostsum);
+    *rend = msum_get(&endsum);
 out:
     if (ring)
         for (unsigned r = 0; r <= k; r++)
@@ -270,7 +287,7 @@ out:
 
 /* Joint pass: P(f false positives in a cycle), f = 0..F, into out. */
 static int nreal_joint(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
-                       uint64_t F, double *out, double *lost)
+                       uint64_t F, double *out, double *phi, double *lost)
 {
     const unsigned k = p->hashes;
     const uint64_t W = F + 1;
@@ -328,6 +345,10 @@ static int nreal_joint(const rbf_model_params *p, uint64_t N, const double *tau,
                 f = F;
             }
             uint64_t stop = f;
+            /* the tick after c bit-setting ones and f false positives (its
+             * (c + f + 1)-th) is a false positive with rho */
+            for (uint64_t g = 0; g <= stop; g++)
+                phi[c + g] += rho * sv[g];
             for (unsigned d = 1; d <= k; d++) {
                 if (t[d] <= 0.0)
                     continue;
@@ -377,6 +398,47 @@ out:
 
 /* ---- building the object */
 
+/* The oracle's false positives by age: E[rho(B_j)], j < N, to second
+ * order in the occupancy's spread (E[B_j], Var(B_j) exact), scaled so that
+ * they average to the exact exact_oracle.  They only weigh the forgotten
+ * repeats (rbf_model_miss): 1e-4 of rho is far below that model's error. */
+static void oracle_phi(const rbf_model_params *p, uint64_t N, double oracle, double *phi)
+{
+    const double M = (double)p->bits, k = (double)p->hashes;
+    const int nc = (p->hashing == RBF_NON_COLLIDING);
+    const double l1 = nc ? log1p(-k / M) : k * log1p(-1.0 / M);
+    const double l2 = nc ? log1p(-k / M) + log1p(-k / (M - 1.0)) : k * log1p(-2.0 / M);
+    model_sum tot;
+    msum_init(&tot);
+    for (uint64_t j = 0; j < N; j++) {
+        double c1 = exp((double)j * l1), c2 = exp((double)j * l2);
+        double mu = M * -expm1((double)j * l1);
+        double var = M * c1 + M * (M - 1.0) * c2 - M * M * c1 * c1;
+        if (!(var > 0.0))
+            var = 0.0;
+        double r = 0.0;
+        if (mu > k) {
+            double s1 = 0.0, s2 = 0.0, lr = 0.0;
+            for (unsigned i = 0; i < p->hashes; i++) {
+                double x = nc ? mu - (double)i : mu, d = nc ? M - (double)i : M;
+                lr += log(x / d);
+                s1 += 1.0 / x;
+                s2 += 1.0 / (x * x);
+            }
+            double rho = exp(lr);
+            r = rho * (1.0 + 0.5 * (s1 * s1 - s2) * var);
+        }
+        phi[j] = r > 0.0 ? r : 0.0;
+        msum_add(&tot, phi[j]);
+    }
+    double sum = msum_get(&tot);
+    if (sum > 0.0) {
+        double f = oracle * (double)N / sum;
+        for (uint64_t j = 0; j < N; j++)
+            phi[j] *= f;
+    }
+}
+
 static int check_spec(const rbf_model_params *p, const rbf_model_cycle_spec *s)
 {
     int rc = rbf__model_check_params(p);
@@ -418,26 +480,38 @@ static int fill_pmf(rbf_model_cycles *c)
             if (nmax > CYC_MAX_LEN)
                 return RBF_ENOMEM;
             double *pm = rbf__malloc((nmax + 1) * sizeof *pm);
-            if (!pm)
+            double *ph = rbf__malloc((nmax + 2) * sizeof *ph);
+            if (!pm || !ph) {
+                rbf__free(pm);
+                rbf__free(ph);
                 return RBF_ENOMEM;
-            double lost = 0.0;
-            rc = sigma_pmf(p, s->sigma, nmax, pm, &lost);
+            }
+            double lost = 0.0, rend = 0.0;
+            rc = sigma_pmf(p, s->sigma, nmax, pm, ph, &rend, &lost);
             if (rc) {
                 rbf__free(pm);
+                rbf__free(ph);
                 return rc;
             }
             /* tail beyond nmax must be negligible */
             double tailmass = lost;
             if (tailmass < CYC_LOST) {
-                if ((p->recycle == RBF_RETAINING)) { /* L = n - 1 */
+                const unsigned ret = (p->recycle == RBF_RETAINING);
+                if (ret) { /* L = n - 1 */
                     memmove(pm, pm + 1, nmax * sizeof *pm);
                     pm[nmax] = 0.0;
                 }
+                /* P(L > j) is P(tick 1 + ret + j reached) */
+                memmove(ph, ph + 1 + ret, (nmax + 1 - ret) * sizeof *ph);
+                memset(ph + nmax + 1 - ret, 0, (1 + ret) * sizeof *ph);
                 c->pmf = pm;
+                c->phil = ph;
+                c->rho_frozen = rend;
                 c->len = nmax;
                 break;
             }
             rbf__free(pm);
+            rbf__free(ph);
             nmax *= 2;
         }
         if (s->phases == 1) {
@@ -464,6 +538,10 @@ static int fill_pmf(rbf_model_cycles *c)
             return rc;
         c->fp = s->phases == 1 ? nr.exact_oracle
                                : model_clamp01(1.0 - (1.0 - nr.exact_oracle) * (1.0 - nr.exact_worst));
+        c->rho_frozen = nr.exact_worst;
+        if (!(c->phil = rbf__calloc(N + 2, sizeof *c->phil)))
+            return RBF_ENOMEM;
+        oracle_phi(p, N, nr.exact_oracle, c->phil);
     } else {
         const uint64_t N = s->messages;
         uint64_t bmax = p->bits;
@@ -489,14 +567,18 @@ static int fill_pmf(rbf_model_cycles *c)
                 return RBF_ENOMEM;
             }
             double *fd = rbf__malloc((F + 1) * sizeof *fd);
-            if (!fd) {
+            double *ph = rbf__calloc(N + F + 2, sizeof *ph);
+            if (!fd || !ph) {
+                rbf__free(fd);
+                rbf__free(ph);
                 rbf__free(tau);
                 return RBF_ENOMEM;
             }
             double lost = 0.0;
-            rc = nreal_joint(p, N, tau, bmax, F, fd, &lost);
+            rc = nreal_joint(p, N, tau, bmax, F, fd, ph, &lost);
             if (rc) {
                 rbf__free(fd);
+                rbf__free(ph);
                 rbf__free(tau);
                 return rc;
             }
@@ -510,9 +592,12 @@ static int fill_pmf(rbf_model_cycles *c)
                 }
                 memcpy(c->pmf + N, fd, (F + 1) * sizeof *fd);
                 rbf__free(fd);
+                c->phil = ph;
+                c->rho_frozen = rhoF;
                 break;
             }
             rbf__free(fd);
+            rbf__free(ph);
             F *= 2;
         }
         rbf__free(tau);
@@ -530,8 +615,12 @@ static int fill_pmf(rbf_model_cycles *c)
     double t = msum_get(&tot);
     if (!(t > 0.0))
         return RBF_EINVAL;
-    for (uint64_t n = 0; n <= c->len; n++)
+    for (uint64_t n = 0; n <= c->len; n++) {
         c->pmf[n] /= t;
+        c->phil[n] /= t;
+    }
+    if (s->sigma)
+        c->rho_frozen = model_clamp01(c->rho_frozen / t);
     c->mean = msum_get(&mean) / t;
     return RBF_OK;
 }
@@ -555,7 +644,9 @@ static int fill_forget(rbf_model_cycles *c)
     double *rt = rbf__calloc(len + 2, sizeof *rt), *rm = rbf__calloc(len + 2, sizeof *rm);
     c->ft = rbf__malloc((len + 2) * sizeof *c->ft);
     c->fm = rbf__malloc((len + 2) * sizeof *c->fm);
-    if (!surv || !rt || !rm || !c->ft || !c->fm) {
+    c->xt = rbf__calloc(len + 2, sizeof *c->xt);
+    c->xm = rbf__calloc(len + 2, sizeof *c->xm);
+    if (!surv || !rt || !rm || !c->ft || !c->fm || !c->xt || !c->xm) {
         rbf__free(surv);
         rbf__free(rt);
         rbf__free(rm);
@@ -571,11 +662,22 @@ static int fill_forget(rbf_model_cycles *c)
     const double E = c->mean;
     /* R_tick: non-retaining / N: P(R = j) = P(L > j)/E, j = 0..len-1;
      * retaining: P(R = j) = P(L >= j)/E, j = 1..len.  R_mid: P(L >= j)/E. */
+    /* the same with false positives: the repeat's age in its cycle has the
+     * law of R (time reversal), and it is a false positive of a filter
+     * that young with phil/surv at the same index */
+    model_sum af;
+    msum_init(&af);
     for (uint64_t j = 0; j <= len + 1; j++) {
         double ge = j == 0 ? 0.0 : surv[j - 1]; /* P(L >= j), j >= 1 */
+        double pge = j == 0 ? 0.0 : c->phil[j - 1];
+        double pgt = j <= len ? c->phil[j] : 0.0;
         rt[j] = (ret ? ge : (j <= len ? surv[j] : 0.0)) / E;
         rm[j] = ge / E;
+        c->xt[j] = (ret ? pge : pgt) / E;
+        c->xm[j] = pge / E;
+        msum_add(&af, c->xt[j]);
     }
+    c->act_fp = model_clamp01(msum_get(&af));
     memcpy(c->ft, rt, (len + 2) * sizeof *rt);
     memcpy(c->fm, rm, (len + 2) * sizeof *rm);
     cumsum(c->ft, len + 2);
@@ -589,7 +691,9 @@ static int fill_forget(rbf_model_cycles *c)
         const uint64_t n2 = 2 * len + 3;
         c->ft2 = rbf__calloc(n2, sizeof *c->ft2);
         c->fm2 = rbf__calloc(n2, sizeof *c->fm2);
-        if (!c->ft2 || !c->fm2) {
+        c->xt2 = rbf__calloc(n2, sizeof *c->xt2);
+        c->xm2 = rbf__calloc(n2, sizeof *c->xm2);
+        if (!c->ft2 || !c->fm2 || !c->xt2 || !c->xm2) {
             rc = RBF_ENOMEM;
             goto out;
         }
@@ -598,7 +702,7 @@ static int fill_forget(rbf_model_cycles *c)
             rt[0] = 0.0;
         }
         for (uint64_t j = 0; j <= len + 1; j++) {
-            double a = rt[j], b = rm[j];
+            double a = rt[j], b = rm[j], xa = c->xt[j], xb = c->xm[j];
             if (a == 0.0 && b == 0.0)
                 continue;
             for (uint64_t l = 0; l <= len; l++) {
@@ -607,12 +711,18 @@ static int fill_forget(rbf_model_cycles *c)
                     continue;
                 c->ft2[j + l] += a * pl;
                 c->fm2[j + l] += b * pl;
+                c->xt2[j + l] += xa * pl;
+                c->xm2[j + l] += xb * pl;
             }
         }
         cumsum(c->ft2, n2);
         cumsum(c->fm2, n2);
+        cumsum(c->xt2, n2);
+        cumsum(c->xm2, n2);
     }
 out:
+    cumsum(c->xt, len + 2);
+    cumsum(c->xm, len + 2);
     rbf__free(surv);
     rbf__free(rt);
     rbf__free(rm);
@@ -836,15 +946,16 @@ int rbf__model_forget_law(const rbf_model_params *p, uint64_t sigma, unsigned ph
     int rc;
     const uint64_t nmax = g + 2;
     double *pm = rbf__malloc((nmax + 1) * sizeof *pm);
-    double *rt = rbf__calloc(nmax + 1, sizeof *rt);
+    double *rt = rbf__calloc(nmax + 2, sizeof *rt); /* sigma_pmf's phi first */
     if (!pm || !rt) {
         rbf__free(pm);
         rbf__free(rt);
         return RBF_ENOMEM;
     }
-    double lost = 0.0;
-    if ((rc = sigma_pmf(p, sigma, nmax, pm, &lost)))
+    double lost = 0.0, rend = 0.0;
+    if ((rc = sigma_pmf(p, sigma, nmax, pm, rt, &rend, &lost)))
         goto done;
+    memset(rt, 0, (nmax + 2) * sizeof *rt);
     if (ret) { /* L = n - 1 */
         memmove(pm, pm + 1, nmax * sizeof *pm);
         pm[nmax] = 0.0;
@@ -929,6 +1040,11 @@ void rbf_model_cycles_free(rbf_model_cycles *c)
     rbf__free(c->fm);
     rbf__free(c->ft2);
     rbf__free(c->fm2);
+    rbf__free(c->phil);
+    rbf__free(c->xt);
+    rbf__free(c->xm);
+    rbf__free(c->xt2);
+    rbf__free(c->xm2);
     rbf__free(c);
 }
 
@@ -954,4 +1070,35 @@ double rbf_model_forget(const rbf_model_cycles *c, uint64_t g, rbf_model_from fr
     if (from == RBF_MODEL_FROM_HELD)
         return g <= 2 * c->len + 2 ? c->fm2[g] : 1.0;
     return model_clamp01(c->trig + (g <= 2 * c->len + 2 ? c->ft2[g] : 1.0 - c->trig));
+}
+
+double rbf_model_miss(const rbf_model_cycles *c, uint64_t g, rbf_model_from from)
+{
+    if (!c)
+        return 0.0;
+    const uint64_t len = c->len;
+    if (c->s.phases == 1) {
+        const double *f = from == RBF_MODEL_FROM_HELD ? c->fm : c->ft;
+        const double *x = from == RBF_MODEL_FROM_HELD ? c->xm : c->xt;
+        double F = g <= len + 1 ? f[g] : 1.0, X = g <= len + 1 ? x[g] : x[len + 1];
+        return model_clamp01(F - X);
+    }
+    const double *f = from == RBF_MODEL_FROM_HELD ? c->fm2 : c->ft2;
+    const double *x = from == RBF_MODEL_FROM_HELD ? c->xm2 : c->xt2;
+    const uint64_t n2 = 2 * len + 2;
+    double F = g <= n2 ? f[g] : f[n2], X = g <= n2 ? x[g] : x[n2];
+    double m = (1.0 - c->rho_frozen) * (F - X);
+    if (from == RBF_MODEL_FROM_TICK) /* the trigger, held nowhere (its false positives are in X:
+                                        the ages' law, time-reversed, includes it) */
+        m += c->trig * (1.0 - c->rho_frozen);
+    return model_clamp01(m);
+}
+
+void rbf__model_cycles_tables(const rbf_model_cycles *c, const double **pmf, const double **phil,
+                              uint64_t *len, double *rho_frozen)
+{
+    *pmf = c->pmf;
+    *phil = c->phil;
+    *len = c->len;
+    *rho_frozen = c->rho_frozen;
 }

@@ -1,32 +1,41 @@
 /*
  * fn.c -- steady-state false-negative rate of a workload (docs/models.md 9.3).
  *
- * A repeat whose previous arrival was t arrivals earlier sees G ticks in
- * between; each of the t - 1 arrivals between is a tick with probability nu
- * (the tick fraction), independently (mean field): G ~ Binomial(t-1, nu), or
- * geometric when t is.  The repeat is held (by the active filter) unless
- * G >= R, R the residual of its holding (rbf_model_forget), and it is a
- * false negative when it is held by no filter and is not a false positive
- * (probability 1 - f, f the policy's average rate).  The previous arrival
- * was itself a tick (RBF_MODEL_FROM_TICK) or a held repeat
- * (RBF_MODEL_FROM_HELD); repeats that are ticks make more ticks, so the
- * tick fraction is the fixed point
+ * Ages in ticks, clocks in arrivals.  A tick is an arrival the active
+ * filter does not hold; the filter's state moves on ticks, so the cycle
+ * law (cycles.c) gives, per tick-age u of the active filter, P(L > u) and
+ * the false-positive rate phi(u) of a filter that old.  A repeat is held by
+ * the active filter exactly when its previous arrival fell in the current
+ * cycle (inserted then, or held, or a false positive: its bits are set
+ * since), and by the frozen filter when it fell in the previous cycle.
+ * With T the repeat's gap in arrivals (T = 1: the next arrival) and S(x) =
+ * P(T > x), a repeat arriving x arrivals after the clear is a tick with
+ * probability S(x), so the tick rate at age u is
  *
- *     nu = r + (1 - r) psi(nu),   psi(nu) = P(a repeat is not held by the active filter),
+ *     nu(u) = r + (1 - r) S(x(u)),   x(u + 1) = x(u) + 1/nu(u),
  *
- * r the fraction of first arrivals, solved by bisection on [r, 1].
+ * r the fraction of first arrivals: right after a clear every repeat is a
+ * tick and the young filter ages fast in arrivals.  An arrival falls at age
+ * u with weight P(L > u)/nu(u) (arrivals per tick), and a repeat there is a
+ * false negative with probability
+ *
+ *     one phase:  S(x(u)) (1 - phi(u)),
+ *     two phases: E[S(x(u) + x(L'))] (1 - phi(u)) (1 - rho_F),
+ *
+ * L' the previous (frozen) cycle, independent, and rho_F the frozen
+ * filter's rate.  The two-phase oracle counts only arrivals held by neither
+ * filter: its ticks are those with T > x(u) + x(N), x(N) the arrivals of a
+ * whole cycle, a fixed point solved by iteration.  Mean field: x(u) is the
+ * expected arrival count, and the gap of a repeat is independent of the
+ * filter's state.
  *
  * Gaps.  uniform:P and zipf:P:S: each message's gaps are geometric with its
  * own arrival probability q (ranks merged into 4096 log-spaced classes of q
- * beyond 4096 ranks), and its previous arrival is a tick with the class's own
- * probability psi_q = A_m / (1 - A_t + A_m) (A_t, A_m: not held from a tick /
- * from a held repeat).  fading:R:L: the gap and whether the previous arrival
- * was the message's birth come from the workload's law walked backwards
- * (each earlier arrival a birth with probability R, otherwise a repeat that
- * picks the message with probability p^a / Z at age a), exactly up to the
- * gap beyond which every repeat is forgotten; a previous repeat is a tick
- * with probability psi.  gaps:FILE: the given distribution; the previous
- * arrival is a tick with probability nu.
+ * beyond 4096 ranks), S(x) = sum_q w_q (1 - q)^x, w_q the class's share of
+ * arrivals.  fading:R:L: the gap law walked backwards from a repeat (each
+ * earlier arrival a birth with probability R, otherwise a repeat that picks
+ * the message with probability p^a / Z at age a), exactly up to the gap
+ * beyond which the rest is below 1e-13.  gaps:FILE: the given distribution.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -34,67 +43,6 @@
 
 #include "model_internal.h"
 #include "rbf_alloc.h"
-
-typedef struct {
-    const rbf_model_cycles *c;
-    uint64_t gmax; /* F(g) = 1 for g > gmax, every F */
-    int tick_act;  /* a tick is an arrival not held by the active filter (1), or, for the
-                      oracle, not held at all (0: the oracle counts new arrivals only) */
-} fn_ctx;
-
-/* E[F(G)] for G ~ Binomial(n, nu), F = forget(., from, active_only) */
-static double bin_expect(const fn_ctx *x, uint64_t n, double nu, rbf_model_from from, int act)
-{
-    if (n == 0 || nu <= 0.0)
-        return rbf_model_forget(x->c, 0, from, act);
-    if (nu >= 1.0)
-        return rbf_model_forget(x->c, n, from, act);
-    double mu = (double)n * nu, sd = sqrt((double)n * nu * (1.0 - nu));
-    double lo_d = mu - 13.0 * sd - 10.0, hi_d = mu + 13.0 * sd + 10.0;
-    uint64_t lo = lo_d <= 0.0 ? 0 : (uint64_t)lo_d;
-    uint64_t hi = hi_d >= (double)n ? n : (uint64_t)hi_d;
-    if (lo > x->gmax)
-        return 1.0;
-    if (hi > x->gmax + 1)
-        hi = x->gmax + 1;
-    double lp = lgamma((double)n + 1.0) - lgamma((double)lo + 1.0) - lgamma((double)(n - lo) + 1.0) +
-                (double)lo * log(nu) + (double)(n - lo) * log1p(-nu);
-    double pm = exp(lp), ratio = nu / (1.0 - nu);
-    model_sum s, m;
-    msum_init(&s);
-    msum_init(&m);
-    for (uint64_t g = lo; g <= hi; g++) {
-        if (g == x->gmax + 1) {
-            /* everything from here on is forgotten: P(G > gmax) */
-            double below = msum_get(&m);
-            double rest = 1.0 - below;
-            /* mass below lo is negligible (13 sd) */
-            msum_add(&s, rest > 0.0 ? rest : 0.0);
-            return model_clamp01(msum_get(&s));
-        }
-        msum_add(&s, pm * rbf_model_forget(x->c, g, from, act));
-        msum_add(&m, pm);
-        pm *= (double)(n - g) / (double)(g + 1) * ratio;
-    }
-    return model_clamp01(msum_get(&s));
-}
-
-/* E[F(G)] for G geometric, P(G = g) = q'(1-q')^g */
-static double geo_expect(const fn_ctx *x, double qp, rbf_model_from from, int act)
-{
-    double z = 1.0 - qp;
-    model_sum s;
-    msum_init(&s);
-    double w = qp;
-    for (uint64_t g = 0; g <= x->gmax; g++) {
-        msum_add(&s, w * rbf_model_forget(x->c, g, from, act));
-        w *= z;
-        if (w < 1e-300)
-            return model_clamp01(msum_get(&s));
-    }
-    msum_add(&s, pow(z, (double)(x->gmax + 1))); /* P(G > gmax), F = 1 there */
-    return model_clamp01(msum_get(&s));
-}
 
 /* ---- gap descriptions */
 
@@ -276,52 +224,220 @@ static int gaps_file(const rbf_model_workload *w, gapdesc *d)
     return RBF_OK;
 }
 
-/* One evaluation at tick fraction nu: psi (not held by the active filter)
- * and, if fn is not NULL, the probability of being held by no filter. */
-static double evaluate(const fn_ctx *x, const gapdesc *d, double nu, double *forgot)
+
+/* ---- S(x) = P(T > x), T the gap of a repeat in arrivals */
+
+typedef struct {
+    /* geometric classes: S on a grid (integers to 1023, then 2% steps),
+     * interpolated in log */
+    size_t ng;
+    double *gx, *gs;
+    /* explicit gaps: sorted values and suffix sums P(T >= et[i]) */
+    size_t ne;
+    uint64_t *et;
+    double *esuf, *esufb; /* esufb: the part whose previous arrival was a birth */
+    double tail; /* gaps beyond the table: surely longer than any x asked */
+} gap_surv;
+
+static void surv_free(gap_surv *s)
 {
-    model_sum ps, fs;
-    msum_init(&ps);
-    msum_init(&fs);
+    rbf__free(s->gx);
+    rbf__free(s->gs);
+    rbf__free(s->et);
+    rbf__free(s->esuf);
+    rbf__free(s->esufb);
+}
+
+typedef struct {
+    uint64_t t;
+    double p, b;
+} gap_pt;
+
+static int gap_pt_cmp(const void *a, const void *b)
+{
+    const gap_pt *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int surv_build(const gapdesc *d, gap_surv *s)
+{
+    memset(s, 0, sizeof *s);
     if (d->ncls) {
-        for (size_t i = 0; i < d->ncls; i++) {
-            double q = d->q[i];
-            double qp = q / (q + nu * (1.0 - q));
-            double At = geo_expect(x, qp, RBF_MODEL_FROM_TICK, x->tick_act);
-            double Am = geo_expect(x, qp, RBF_MODEL_FROM_HELD, x->tick_act);
-            double den = 1.0 - At + Am;
-            double psi = den > 0.0 ? Am / den : 1.0;
-            msum_add(&ps, d->w[i] * psi);
-            if (forgot) {
-                double Bt = geo_expect(x, qp, RBF_MODEL_FROM_TICK, 0);
-                double Bm = geo_expect(x, qp, RBF_MODEL_FROM_HELD, 0);
-                msum_add(&fs, d->w[i] * (psi * Bt + (1.0 - psi) * Bm));
+        size_t cap = 1024;
+        for (double x = 1023.0; x < 1e17; x *= 1.02)
+            cap++;
+        s->gx = rbf__malloc(cap * sizeof *s->gx);
+        s->gs = rbf__calloc(cap, sizeof *s->gs);
+        if (!s->gx || !s->gs)
+            return RBF_ENOMEM;
+        size_t n = 0;
+        for (; n < 1024; n++)
+            s->gx[n] = (double)n;
+        for (double x = 1023.0 * 1.02; n < cap; x *= 1.02)
+            s->gx[n++] = x;
+        s->ng = n;
+        for (size_t c = 0; c < d->ncls; c++) {
+            double l = log1p(-d->q[c]), w = d->w[c];
+            for (size_t i = 0; i < n; i++) {
+                double e = s->gx[i] * l;
+                if (e < -745.0)
+                    break;
+                s->gs[i] += w * exp(e);
             }
         }
-    } else {
-        double psi_in = d->prev_nu ? nu : (d->r < 1.0 ? (nu - d->r) / (1.0 - d->r) : 1.0);
-        if (psi_in < 0.0)
-            psi_in = 0.0;
-        for (size_t i = 0; i < d->ngap; i++) {
-            double hb = d->hb[i], hr = d->hr[i];
-            if (hb == 0.0 && hr == 0.0)
-                continue;
-            uint64_t n = d->t[i] - 1;
-            double At = bin_expect(x, n, nu, RBF_MODEL_FROM_TICK, x->tick_act);
-            double Am = bin_expect(x, n, nu, RBF_MODEL_FROM_HELD, x->tick_act);
-            msum_add(&ps, hb * At + hr * (psi_in * At + (1.0 - psi_in) * Am));
-            if (forgot) {
-                double Bt = bin_expect(x, n, nu, RBF_MODEL_FROM_TICK, 0);
-                double Bm = bin_expect(x, n, nu, RBF_MODEL_FROM_HELD, 0);
-                msum_add(&fs, hb * Bt + hr * (psi_in * Bt + (1.0 - psi_in) * Bm));
-            }
-        }
-        msum_add(&ps, d->tail);
-        msum_add(&fs, d->tail);
+        return RBF_OK;
     }
-    if (forgot)
-        *forgot = model_clamp01(msum_get(&fs));
-    return model_clamp01(msum_get(&ps));
+    s->ne = d->ngap;
+    s->tail = d->tail;
+    gap_pt *pt = rbf__malloc((d->ngap ? d->ngap : 1) * sizeof *pt);
+    s->et = rbf__malloc((d->ngap ? d->ngap : 1) * sizeof *s->et);
+    s->esuf = rbf__malloc((d->ngap + 1) * sizeof *s->esuf);
+    s->esufb = rbf__malloc((d->ngap + 1) * sizeof *s->esufb);
+    if (!pt || !s->et || !s->esuf || !s->esufb) {
+        rbf__free(pt);
+        return RBF_ENOMEM;
+    }
+    for (size_t i = 0; i < d->ngap; i++) {
+        pt[i].t = d->t[i];
+        pt[i].p = d->hb[i] + d->hr[i];
+        pt[i].b = d->hb[i];
+    }
+    qsort(pt, d->ngap, sizeof *pt, gap_pt_cmp);
+    model_sum acc, accb;
+    msum_init(&acc);
+    msum_init(&accb);
+    msum_add(&acc, s->tail);
+    s->esuf[d->ngap] = s->tail;
+    s->esufb[d->ngap] = 0.0;
+    for (size_t i = d->ngap; i-- > 0;) {
+        msum_add(&acc, pt[i].p);
+        msum_add(&accb, pt[i].b);
+        s->et[i] = pt[i].t;
+        s->esuf[i] = msum_get(&acc);
+        s->esufb[i] = msum_get(&accb);
+    }
+    rbf__free(pt);
+    return RBF_OK;
+}
+
+/* P(T > n), n a whole number of arrivals (explicit gaps); with `birth`,
+ * only the part whose previous arrival was a birth */
+static double surv_int(const gap_surv *s, double n, int birth)
+{
+    /* the first gap above n */
+    size_t lo = 0, hi = s->ne;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((double)s->et[mid] > n)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return (birth ? s->esufb : s->esuf)[lo];
+}
+
+static double surv_at(const gap_surv *s, double x)
+{
+    if (!(x > 0.0))
+        x = 0.0;
+    if (s->ng) {
+        if (x >= s->gx[s->ng - 1])
+            return 0.0;
+        size_t i;
+        if (x < 1023.0) {
+            i = (size_t)x;
+        } else {
+            size_t lo = 1023, hi = s->ng - 1; /* gx[lo] <= x < gx[hi] */
+            while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (s->gx[mid] <= x)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            i = lo;
+        }
+        double a = s->gs[i], b = s->gs[i + 1];
+        double f = (x - s->gx[i]) / (s->gx[i + 1] - s->gx[i]);
+        if (a > 0.0 && b > 0.0)
+            return a * exp(f * log(b / a)); /* each class is geometric: log-linear */
+        return a + f * (b - a);
+    }
+    double fl = floor(x), f = x - fl;
+    double a = surv_int(s, fl, 0);
+    return f > 0.0 ? a + f * (surv_int(s, fl + 1.0, 0) - a) : a;
+}
+
+/* The chance that a repeat's previous arrival was exactly the tick that
+ * ended the last cycle, x + 1 arrivals back (x the arrivals since):
+ * P(T = x + 1) weighted by P(that arrival was a tick | T)/nubar, since a
+ * cycle ends on a tick, not on any arrival.  Births are ticks; a previous
+ * repeat is one with probability psi (geometric classes, fading), a
+ * previous arrival of unknown kind with nubar (gaps:FILE). */
+static double surv_edge(const gap_surv *s, double x, double psi, double nubar)
+{
+    if (!(x > 0.0))
+        x = 0.0;
+    double all = surv_at(s, x) - surv_at(s, x + 1.0), birth = 0.0;
+    if (!s->ng) {
+        double fl = floor(x), f = x - fl;
+        double b0 = surv_int(s, fl, 1), b1 = surv_int(s, fl + 1.0, 1), b2 = surv_int(s, fl + 2.0, 1);
+        birth = (b0 + f * (b1 - b0)) - (b1 + f * (b2 - b1));
+        if (birth < 0.0)
+            birth = 0.0;
+    }
+    double v = (birth + psi * (all - birth)) / nubar;
+    return v > 0.0 ? v : 0.0;
+}
+
+/* E[S(X)], X normal with mean mu and variance var (the arrival count of
+ * whole periods of geometric length varies): five-point Gauss-Hermite */
+static double surv_sm(const gap_surv *s, double mu, double var)
+{
+    if (!(var > 0.25))
+        return surv_at(s, mu);
+    static const double z[3] = {0.0, 1.355626179974266, 2.856970013872806};
+    static const double w[3] = {0.533333333333333, 0.222075922005613, 0.011257411327721};
+    double sd = sqrt(var), v = w[0] * surv_at(s, mu);
+    if (sd > mu / 3.0) /* a count is not negative: keep the nodes above 0 */
+        sd = mu / 3.0;
+    for (int i = 1; i < 3; i++)
+        v += w[i] * (surv_at(s, mu - z[i] * sd) + surv_at(s, mu + z[i] * sd));
+    return v;
+}
+
+/* ---- the model */
+
+#define FN_BINS 128 /* the frozen cycle's law, in bins of equal mass */
+
+/* The ticks' clock: nu[u] the ticks per arrival at age u and xs[u], vs[u]
+ * the mean and variance of the arrivals before age u (u = 0..len + 1),
+ * when the repeats x0 (variance v0) arrivals further back are held too
+ * (the two-phase oracle's frozen filter; 0 otherwise).  Returns xs[len]. */
+static double fn_run(const gap_surv *sv, double r, uint64_t len, double x0, double v0, double *nu,
+                     double *xs, double *vs)
+{
+    double x = 0.0, vx = 0.0, nprev = 1.0;
+    for (uint64_t u = 0; u <= len; u++) {
+        xs[u] = x;
+        vs[u] = vx;
+        double v = 0.0;
+        for (int rep = 0; rep < 2; rep++) {
+            /* the period at age u: its arrivals sit about (1/nu - 1)/2
+             * after its start */
+            double xm = x + 0.5 * (1.0 / nprev - 1.0);
+            v = r + (1.0 - r) * surv_sm(sv, xm + x0, vx + v0);
+            if (v < 1e-15)
+                v = 1e-15;
+            nprev = v;
+        }
+        nu[u] = v;
+        x += 1.0 / v;
+        vx += (1.0 - v) / (v * v); /* a geometric period */
+    }
+    xs[len + 1] = x;
+    vs[len + 1] = vx;
+    return xs[len];
 }
 
 int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
@@ -337,18 +453,25 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
     int rc = rbf_model_cycles_new(p, s, &c);
     if (rc)
         return rc;
-    fn_ctx x = {c, 2 * rbf_model_cycles_max(c) + 2, s->oracle ? 0 : 1};
+    const double *pmf, *phil;
+    uint64_t len;
+    double rhoF;
+    rbf__model_cycles_tables(c, &pmf, &phil, &len, &rhoF);
     gapdesc d;
     memset(&d, 0, sizeof d);
+    gap_surv sv;
+    memset(&sv, 0, sizeof sv);
+    double *surv = NULL, *nu = NULL, *xs = NULL, *bx = NULL, *bp = NULL;
+    double *forg = NULL, *rein = NULL, *delta = NULL, *dphi = NULL, *vs = NULL, *bv = NULL;
     switch (w->kind) {
     case RBF_MODEL_WL_UNIFORM:
     case RBF_MODEL_WL_ZIPF:
         rc = gaps_geometric(w, &d);
         break;
     case RBF_MODEL_WL_FADING: {
-        /* beyond tcut every repeat has more than gmax ticks behind it, with
-         * probability 1 - 1e-15 even at the least tick fraction (R) */
-        double g = (double)x.gmax + 1.0, R = w->new_fraction;
+        /* the longest x asked is about two cycles of arrivals, at most
+         * (2 len + 3)/R: beyond tcut the gap law's rest is below 1e-15 */
+        double g = 2.0 * (double)len + 3.0, R = w->new_fraction;
         double tc = R > 0.0 ? (g + 9.0 * sqrt(g / R) + 60.0) / R + 10.0 : 0.0;
         if (!(tc < 5e7)) {
             rc = RBF_ENOMEM;
@@ -371,28 +494,256 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
         out->tick_fraction = 1.0;
         goto done; /* no repeats: fn 0 */
     }
-    /* bisection on nu in [r, 1]: Phi(nu) = r + (1-r) psi(nu) */
-    double lo = d.r, hi = 1.0;
-    unsigned it = 0;
-    for (; it < 60 && hi - lo > 1e-13; it++) {
-        if (model_progress(p, it, 60)) {
+    if ((rc = surv_build(&d, &sv)))
+        goto done;
+    surv = rbf__malloc((len + 1) * sizeof *surv);
+    nu = rbf__malloc((len + 1) * sizeof *nu);
+    xs = rbf__malloc((len + 2) * sizeof *xs);
+    bx = rbf__malloc(FN_BINS * sizeof *bx);
+    bp = rbf__malloc(FN_BINS * sizeof *bp);
+    forg = rbf__malloc((len + 1) * sizeof *forg);
+    vs = rbf__malloc((len + 2) * sizeof *vs);
+    bv = rbf__malloc(FN_BINS * sizeof *bv);
+    rein = rbf__malloc((len + 1) * sizeof *rein);
+    delta = rbf__calloc(len + 1, sizeof *delta);
+    dphi = rbf__calloc(len + 1, sizeof *dphi);
+    if (!surv || !nu || !xs || !bx || !bp || !forg || !rein || !delta || !dphi || !vs || !bv) {
+        rc = RBF_ENOMEM;
+        goto done;
+    }
+    {
+        model_sum t;
+        msum_init(&t);
+        for (uint64_t u = len + 1; u-- > 0;) {
+            surv[u] = msum_get(&t); /* P(L > u) */
+            msum_add(&t, pmf[u]);
+        }
+    }
+    const double r = d.r;
+    const int two = s->phases == 2, oracle2 = two && s->oracle;
+    /* where the arrival that ended the last cycle is held: sigma
+     * non-retaining, by no filter (the trigger is not inserted); retaining,
+     * by the fresh active one; N-bounded, by the closed filter */
+    const int sig = s->sigma != 0, ret = sig && (p->recycle == RBF_RETAINING);
+    /* the arrivals of a whole (previous) cycle, for the two-phase oracle's
+     * ticks: the least fixed point x = F(x), F(x) the arrivals of N ticks
+     * when the frozen filter holds the x before them (F grows with x).
+     * None (F(x) > x up to 10^15): a finite pool fits in the two filters,
+     * no arrival is new any more and the oracle never recycles (stuck). */
+    double xN = 0.0, vN = 0.0;
+    unsigned it = 1;
+    fn_run(&sv, r, len, 0.0, 0.0, nu, xs, vs);
+    if (oracle2) {
+        double lo = 0.0, hi = xs[len], vhi = vs[len];
+        for (;;) {
+            if (model_progress(p, it, 128)) {
+                rc = RBF_ECANCELED;
+                goto done;
+            }
+            it++;
+            double F = fn_run(&sv, r, len, hi, vhi, nu, xs, vs);
+            if (F <= hi)
+                break;
+            if (hi > 1e15) {
+                out->tick_fraction = 0.0; /* stuck: no tick, no recycle, fn 0 */
+                goto done;
+            }
+            lo = hi;
+            hi *= 2.0;
+            vhi = vs[len];
+        }
+        for (unsigned b = 0; b < 100 && hi - lo > 1e-9 * hi; b++, it++) {
+            if (model_progress(p, it, 128)) {
+                rc = RBF_ECANCELED;
+                goto done;
+            }
+            double mid = 0.5 * (lo + hi);
+            double F = fn_run(&sv, r, len, mid, vhi, nu, xs, vs);
+            vhi = vs[len];
+            if (F <= mid)
+                hi = mid;
+            else
+                lo = mid;
+        }
+        xN = hi;
+        vN = vhi;
+        fn_run(&sv, r, len, xN, vN, nu, xs, vs);
+    }
+    out->iterations = it;
+    /* the frozen cycle (two phases, not the oracle): its arrivals x(L') in
+     * bins of equal mass */
+    size_t nb = 0;
+    if (two && !oracle2) {
+        /* per bin: mass, E[x], E[x^2] + E[var] (then the variance) */
+        double acc = 0.0, ax = 0.0, axx = 0.0;
+        for (uint64_t l = 0; l <= len; l++) {
+            if (!(pmf[l] > 0.0))
+                continue;
+            acc += pmf[l];
+            /* retaining: the frozen filter also holds the arrivals after
+             * its last tick, before the trigger */
+            double xl = ret ? xs[l] + 1.0 / nu[l] - 1.0 : xs[l];
+            ax += pmf[l] * xl;
+            axx += pmf[l] * (xl * xl + vs[l]);
+            if (acc >= 1.0 / FN_BINS || l == len) {
+                if (nb < FN_BINS) {
+                    bp[nb] = bx[nb] = bv[nb] = 0.0;
+                    nb++;
+                } /* else (rounding) into the last bin */
+                bp[nb - 1] += acc;
+                bx[nb - 1] += ax;
+                bv[nb - 1] += axx;
+                acc = ax = axx = 0.0;
+            }
+        }
+        if (acc > 0.0 && nb) {
+            bp[nb - 1] += acc;
+            bx[nb - 1] += ax;
+            bv[nb - 1] += axx;
+        }
+        for (size_t b = 0; b < nb; b++) {
+            bx[b] /= bp[b];
+            bv[b] = bv[b] / bp[b] - bx[b] * bx[b];
+            if (bv[b] < 0.0)
+                bv[b] = 0.0;
+        }
+    }
+    /* ticks per arrival on average, and the share of repeats that are */
+    double nubar, psi;
+    {
+        model_sum a, b;
+        msum_init(&a);
+        msum_init(&b);
+        for (uint64_t u = 0; u <= len; u++) {
+            msum_add(&a, surv[u]);
+            msum_add(&b, surv[u] / nu[u]);
+        }
+        nubar = msum_get(&b) > 0.0 ? model_clamp01(msum_get(&a) / msum_get(&b)) : 1.0;
+        if (nubar < 1e-15)
+            nubar = 1e-15;
+        psi = d.prev_nu ? nubar : model_clamp01((nubar - r) / (1.0 - r));
+    }
+    /* forgotten by every filter, and re-inserted from the frozen one (per
+     * arrival at age u) */
+    for (uint64_t u = 0; u <= len; u++) {
+        if ((u & 4095) == 0 && u && model_progress(p, 64 + u / 4096, 64 + len / 4096 + 1)) {
             rc = RBF_ECANCELED;
             goto done;
         }
-        double mid = 0.5 * (lo + hi);
-        double phi = d.r + (1.0 - d.r) * evaluate(&x, &d, mid, NULL);
-        if (phi > mid)
-            lo = mid;
-        else
-            hi = mid;
+        /* the arrivals before a repeat of this age since the clear: its
+         * period of 1/nu arrivals, chosen by arrival (size-biased), puts it
+         * 1/nu - 1 after the period's start on average */
+        double xm = xs[u] + (1.0 / nu[u] - 1.0), vm = vs[u], f, a;
+        /* not held by the active filter: previous arrival before the
+         * cycle, or (not retaining) the arrival that ended the last one */
+        a = surv_sm(&sv, xm, vm);
+        double edge = ret ? 0.0 : surv_edge(&sv, xm, psi, nubar);
+        double edge0 = ret ? 0.0 : surv_at(&sv, xm) - surv_at(&sv, xm + 1.0);
+        if (!two) {
+            f = a - edge0 + edge;
+        } else if (oracle2) {
+            f = surv_sm(&sv, xm + xN, vm + vN);
+        } else {
+            model_sum e;
+            msum_init(&e);
+            for (size_t b = 0; b < nb; b++)
+                msum_add(&e, bp[b] * surv_sm(&sv, xm + bx[b], vm + bv[b]));
+            /* the trigger, held by neither filter */
+            if (sig && !ret)
+                msum_add(&e, edge);
+            f = msum_get(&e);
+        }
+        forg[u] = f;
+        rein[u] = a > f ? (1.0 - r) * (a - f) : 0.0;
     }
-    double nu = 0.5 * (lo + hi), forgot = 0.0;
-    evaluate(&x, &d, nu, &forgot);
-    out->tick_fraction = nu;
-    out->forgotten = forgot;
-    out->fn = model_clamp01(forgot * (1.0 - out->fp));
-    out->iterations = it;
+    /* Two phases: the repeats the frozen filter holds are re-inserted into
+     * the active one (rein per arrival), so the two share more set bits
+     * than independent filters would, and a new message is a false
+     * positive of both less often than 1 - (1 - phi)(1 - rho_F) says.  Mean
+     * field on the bits: the frozen filter's F = M rho_F^(1/k) set bits; a
+     * re-inserted repeat puts its k bits among them, any other insertion
+     * anywhere; alpha, beta the fractions of F's bits and of the rest set
+     * in the active filter; a new message is a false positive of both with
+     * (F/M alpha)^k, not rho_A^k (F/M)^k: delta[u] is added to the
+     * not-a-false-positive factor.  The oracle's re-inserted repeats are no
+     * ticks: they fill its active filter beyond the N-bounded chain's, by
+     * dphi[u] (and the frozen filter, the active one at N, with it). */
+    const double Md = (double)p->bits, kd = (double)p->hashes;
+    const double lM = kd * log1p(-1.0 / Md);
+    double rF = rhoF;
+    for (unsigned pass = 0; two && pass < (oracle2 ? 4u : 1u); pass++) {
+        const double fF = rF > 0.0 ? pow(rF, 1.0 / kd) : 0.0;
+        const double lF = fF * Md > 1.0 ? kd * log1p(-1.0 / (fF * Md)) : 0.0;
+        double LF = 0.0, LN = 0.0, L0 = 0.0, pend = 0.0, p0end = 0.0;
+        for (uint64_t u = 0; u <= len; u++) {
+            double al = -expm1(LF), be = -expm1(LN), a0 = -expm1(L0);
+            double pA = fF * al + (1.0 - fF) * be;
+            double dd = pow(fF * al, kd) - pow(pA * fF, kd);
+            delta[u] = dd > 0.0 ? dd : 0.0;
+            dphi[u] = oracle2 ? pow(pA, kd) - pow(a0, kd) : 0.0;
+            if (u == len) {
+                pend = pA;
+                p0end = a0;
+                break;
+            }
+            /* the re-inserted repeats per tick, and the tick */
+            double h = rein[u] / nu[u];
+            if (!oracle2) /* ticks include them: a share h */
+                h = h < 1.0 ? h : 1.0;
+            LF += h * lF + (oracle2 ? 1.0 : 1.0 - h) * lM;
+            LN += (oracle2 ? 1.0 : 1.0 - h) * lM;
+            L0 += lM;
+        }
+        if (oracle2) /* the frozen filter: the active one at N */
+            rF = model_clamp01(rhoF + pow(pend, kd) - pow(p0end, kd));
+    }
+    model_sum W, T, F, X;
+    msum_init(&W);
+    msum_init(&T);
+    msum_init(&F);
+    msum_init(&X);
+    for (uint64_t u = 0; u <= len; u++) {
+        /* the arrivals at age u: P(L > u)/nu; retaining, P(L >= u)/nu for
+         * u >= 1 (the arrivals after a cycle's last tick wait for the
+         * trigger, which opens the next cycle as its tick 1: age 0 is the
+         * trigger alone, counted there) */
+        double alive = ret ? (u ? surv[u - 1] : 0.0) : surv[u];
+        if (!(alive > 0.0))
+            continue;
+        double wu = alive / nu[u];
+        uint64_t ua = surv[u] > 0.0 || u == 0 ? u : u - 1; /* the last state */
+        double phi = model_clamp01(phil[ua] / surv[ua]);
+        double miss;
+        if (two)
+            miss = forg[u] * ((1.0 - model_clamp01(phi + dphi[u])) * (1.0 - rF) + delta[u]);
+        else
+            miss = forg[u] * (1.0 - phi);
+        msum_add(&W, wu);
+        msum_add(&T, alive);
+        msum_add(&F, wu * forg[u]);
+        msum_add(&X, wu * miss);
+    }
+    double Wt = msum_get(&W);
+    if (!(Wt > 0.0)) {
+        rc = RBF_EINVAL;
+        goto done;
+    }
+    out->tick_fraction = model_clamp01(msum_get(&T) / Wt);
+    out->forgotten = model_clamp01(msum_get(&F) / Wt);
+    out->fn = model_clamp01(msum_get(&X) / Wt);
 done:
+    rbf__free(surv);
+    rbf__free(nu);
+    rbf__free(xs);
+    rbf__free(bx);
+    rbf__free(bp);
+    rbf__free(forg);
+    rbf__free(vs);
+    rbf__free(bv);
+    rbf__free(rein);
+    rbf__free(delta);
+    rbf__free(dphi);
+    surv_free(&sv);
     gap_free(&d);
     rbf_model_cycles_free(c);
     return rc;

@@ -88,6 +88,11 @@ int rbf__model_forget_bounds(const rbf_model_params *p, uint64_t sigma, unsigned
                              uint64_t g, double *mean, double *lo, double *hi);
 int rbf__model_forget_law(const rbf_model_params *p, uint64_t sigma, unsigned phases, uint64_t g,
                           double mean, double *out);
+/* cycles.c: the cycle object's tables for fn.c: P(L = n) and phil[j] =
+ * P(L > j and the cycle's (j+1)-th tick is a false positive), n, j =
+ * 0..len, and the frozen filter's rate. */
+void rbf__model_cycles_tables(const rbf_model_cycles *c, const double **pmf, const double **phil,
+                              uint64_t *len, double *rho_frozen);
 
 /* 1 - rho(b) computed without cancellation when rho(b) is close to 1. */
 double rbf__model_one_minus_rho(uint64_t bits, unsigned hashes, int non_colliding, uint64_t b);

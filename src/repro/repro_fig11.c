@@ -1,7 +1,7 @@
 /*
  * repro_fig11.c -- `rbf reproduce` fig11 (beyond the paper): the
  * probability that a repeat is forgotten against its gap, one- vs two-phase
- * at equal memory, the model (rbf_model_forget, docs/models.md 9.2) over the
+ * at equal memory, the model (rbf_model_miss, docs/models.md 9.2) over the
  * real filter (probe sequences through rbf_sim_sequence), and claims
  * computed from them.
  */
@@ -112,15 +112,14 @@ int repro_fig11(repro_ctx *c)
         rbf_model_cycles_free(cy[1]);
         return cli_fail("reproduce", "fig11 model failed: status %d", rc);
     }
-    /* the model curves; the repeat is reported new unless a false positive */
-    double fp[2] = {rbf_model_cycles_fp(cy[0]), rbf_model_cycles_fp(cy[1])};
+    /* the model curves: forgotten, and not a false positive of the young filters */
     FILE *fp10 = repro_open(c, "fig11.csv");
     int lo2 = -1, hi2 = -1; /* the gaps where two-phase forgets less */
     if (fp10) {
         fputs("gap,model1,model2\n", fp10);
         for (unsigned g = 0; g <= F10_GMAX; g++) {
-            double m1 = rbf_model_forget(cy[0], g, RBF_MODEL_FROM_TICK, 0) * (1 - fp[0]);
-            double m2 = rbf_model_forget(cy[1], g, RBF_MODEL_FROM_TICK, 0) * (1 - fp[1]);
+            double m1 = rbf_model_miss(cy[0], g, RBF_MODEL_FROM_TICK);
+            double m2 = rbf_model_miss(cy[1], g, RBF_MODEL_FROM_TICK);
             fprintf(fp10, "%u,%.10g,%.10g\n", g, m1, m2);
             if (m2 < m1) {
                 if (lo2 < 0)
@@ -149,7 +148,7 @@ int repro_fig11(repro_ctx *c)
                 double lo = x - 2.576 * sd, hi = x + 2.576 * sd;
                 lo = lo < 0 ? 0 : lo;
                 hi = hi > 1 ? 1 : hi;
-                double m = rbf_model_forget(cy[ph], g, RBF_MODEL_FROM_TICK, 0) * (1 - fp[ph]);
+                double m = rbf_model_miss(cy[ph], g, RBF_MODEL_FROM_TICK);
                 fprintf(fs, "%u,%u,%.6g,%.6g,%.6g,%.6g\n", ph + 1, g, x, lo, hi, m);
                 total++;
                 agree += (m >= lo - 0.01 && m <= hi + 0.01);
