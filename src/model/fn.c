@@ -370,10 +370,13 @@ static double surv_at(const gap_surv *s, double x)
 
 /* The chance that a repeat's previous arrival was exactly the tick that
  * ended the last cycle, x + 1 arrivals back (x the arrivals since):
- * P(T = x + 1) weighted by P(that arrival was a tick | T)/nubar, since a
- * cycle ends on a tick, not on any arrival.  Births are ticks; a previous
- * repeat is one with probability psi (geometric classes, fading), a
- * previous arrival of unknown kind with nubar (gaps:FILE). */
+ * P(T = x + 1) weighted by P(that arrival was a tick | T)/nuend, since a
+ * cycle ends on a tick, not on any arrival (nuend: the tick rate where
+ * cycles end).  Births are ticks; a previous repeat is one with
+ * probability psi = (nuend - r)/(1 - r) (geometric classes, fading), a
+ * previous arrival of unknown kind with nuend (gaps:FILE: no change).
+ * For a birth's message this is its next arrival's gap law, so summed
+ * over a cycle it is the chance that the trigger's message comes back. */
 static double surv_edge(const gap_surv *s, double x, double psi, double nubar)
 {
     if (!(x > 0.0))
@@ -388,6 +391,21 @@ static double surv_edge(const gap_surv *s, double x, double psi, double nubar)
     }
     double v = (birth + psi * (all - birth)) / nubar;
     return v > 0.0 ? v : 0.0;
+}
+
+/* The same, x normal with mean mu and variance var (surv_sm's nodes) */
+static double surv_edge_sm(const gap_surv *s, double mu, double var, double psi, double nubar)
+{
+    if (!(var > 0.25))
+        return surv_edge(s, mu, psi, nubar);
+    static const double z[3] = {0.0, 1.355626179974266, 2.856970013872806};
+    static const double w[3] = {0.533333333333333, 0.222075922005613, 0.011257411327721};
+    double sd = sqrt(var), v = w[0] * surv_edge(s, mu, psi, nubar);
+    if (sd > mu / 3.0)
+        sd = mu / 3.0;
+    for (int i = 1; i < 3; i++)
+        v += w[i] * (surv_edge(s, mu - z[i] * sd, psi, nubar) + surv_edge(s, mu + z[i] * sd, psi, nubar));
+    return v;
 }
 
 /* E[S(X)], X normal with mean mu and variance var (the arrival count of
@@ -608,20 +626,29 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
                 bv[b] = 0.0;
         }
     }
-    /* ticks per arrival on average, and the share of repeats that are */
-    double nubar, psi;
+    /* ticks per arrival on average (nubar) and where cycles end (nuend,
+     * harmonic, weighted by P(L = u + 1)), and there the share of repeats
+     * that are ticks */
+    double nubar, nuend, psi;
     {
-        model_sum a, b;
+        model_sum a, b, e;
         msum_init(&a);
         msum_init(&b);
+        msum_init(&e);
         for (uint64_t u = 0; u <= len; u++) {
             msum_add(&a, surv[u]);
             msum_add(&b, surv[u] / nu[u]);
+            if (u + 1 <= len)
+                msum_add(&e, pmf[u + 1] / nu[u]);
         }
         nubar = msum_get(&b) > 0.0 ? model_clamp01(msum_get(&a) / msum_get(&b)) : 1.0;
         if (nubar < 1e-15)
             nubar = 1e-15;
-        psi = d.prev_nu ? nubar : model_clamp01((nubar - r) / (1.0 - r));
+        nuend = msum_get(&e) > 0.0 ? model_clamp01(1.0 / msum_get(&e)) : nubar;
+        if (nuend < 1e-15)
+            nuend = 1e-15;
+        /* a repeat that ends a cycle is a tick: with nuend = r + (1 - r) psi */
+        psi = d.prev_nu ? nuend : model_clamp01((nuend - r) / (1.0 - r));
     }
     /* forgotten by every filter, and re-inserted from the frozen one (per
      * arrival at age u) */
@@ -637,8 +664,8 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
         /* not held by the active filter: previous arrival before the
          * cycle, or (not retaining) the arrival that ended the last one */
         a = surv_sm(&sv, xm, vm);
-        double edge = ret ? 0.0 : surv_edge(&sv, xm, psi, nubar);
-        double edge0 = ret ? 0.0 : surv_at(&sv, xm) - surv_at(&sv, xm + 1.0);
+        double edge = ret ? 0.0 : surv_edge_sm(&sv, xm, vm, psi, nuend);
+        double edge0 = ret ? 0.0 : surv_sm(&sv, xm, vm) - surv_sm(&sv, xm + 1.0, vm);
         if (!two) {
             f = a - edge0 + edge;
         } else if (oracle2) {

@@ -461,12 +461,12 @@ static int f8_claim_fn_model(repro_ctx *c, const f8_data *d)
                         "every point of Fig. 8, uniform, Zipf and fading (inside the 99% interval "
                         "widened by 2%, or within 2% of the simulated rate)",
                         "beyond the paper", "(none)", fin == fnn,
-                        "Left out of --quick runs: the model takes seconds per point, and their "
-                        "short warm-up (under two cycles at eps = 0.1) leaves the simulation "
-                        "short of its steady state.  Known misses (docs/models.md 9.3): fading at "
-                        "eps = 0.1, one phase, and lifetime 200, two phases, about 7% low: a "
-                        "repeat forgotten soon after a clear meets a young filter, whose "
-                        "false-positive rate is below the average the model masks with.",
+                        "Left out of --quick runs: their short warm-up (under two cycles at "
+                        "eps = 0.1) leaves the simulation short of its steady state.  The model "
+                        "(docs/models.md 9, 8.3) follows the filter's age in ticks on the "
+                        "arrival clock and masks forgotten repeats with the false-positive "
+                        "rate of a filter that young; with two phases and short fading "
+                        "lifetimes most false negatives are the trigger's next arrival.",
                         "%u of %u points (largest relative gap %.1f%%); Zipf: %u of %u", fin, fnn,
                         100 * fworst, zin, zn);
     return 0;
