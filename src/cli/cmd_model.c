@@ -10,6 +10,8 @@
 #include "model_fn.h"
 #include "rbf_model.h"
 
+static uint64_t *forget_gaps; /* --forget's gaps */
+
 static const char *const CMD = "model";
 
 static void help(void)
@@ -45,6 +47,11 @@ static void help(void)
         "                      fading:R:L or gaps:FILE (CSV gap,probability; gaps in\n"
         "                      arrivals since the message's previous arrival)\n"
         "  --new-fraction R    gaps:FILE: the fraction of arrivals that are first ones\n"
+        "  --forget GAPS       also the probability that a message inserted at a tick is\n"
+        "                      forgotten, and that its repeat is a false negative (not\n"
+        "                      rescued by a false positive), after each gap: G,\n"
+        "                      G1,G2,... or A:B[:STEP], gaps in ticks (new messages\n"
+        "                      since the message's arrival; at most 10000)\n"
         "  --layout L          flat (default) | blocked: blocks of 512 bits, one per\n"
         "                      message (M, or M/2 with --phases 2, a multiple of 512);\n"
         "                      N-bounded prints exact_worst, exact_oracle, exact_real\n"
@@ -88,7 +95,7 @@ static void help(void)
 }
 
 enum { O_BITS = 256, O_HASHES, O_SIGMA, O_MESSAGES, O_HASHING, O_RECYCLE, O_PHASES, O_METHOD,
-       O_CURVE, O_POINTS, O_FORCE, O_JSON, O_HELP, O_LAYOUT, O_FN, O_ORACLE, O_NEWFRAC };
+       O_CURVE, O_POINTS, O_FORCE, O_JSON, O_HELP, O_LAYOUT, O_FN, O_ORACLE, O_NEWFRAC, O_FORGET };
 
 static const struct option longopts[] = {
     {"bits", required_argument, NULL, O_BITS},
@@ -108,6 +115,7 @@ static const struct option longopts[] = {
     {"fn", required_argument, NULL, O_FN},
     {"oracle", no_argument, NULL, O_ORACLE},
     {"new-fraction", required_argument, NULL, O_NEWFRAC},
+    {"forget", required_argument, NULL, O_FORGET},
     {NULL, 0, NULL, 0},
 };
 
@@ -593,6 +601,18 @@ int cmd_model(int argc, char **argv)
         case O_ORACLE:
             fa.oracle = 1;
             break;
+        case O_FORGET: {
+            const char *err = NULL;
+            uint64_t *g = NULL;
+            size_t n = 0;
+            if (cli_parse_gaps(optarg, &g, &n, &err))
+                return cli_bad_value(CMD, "--forget", optarg, err, "gaps in ticks: 100, 10,50,200 or 0:1000:50");
+            free(forget_gaps);
+            forget_gaps = g; /* reachable until exit, whatever path returns */
+            fa.forget = g;
+            fa.nforget = n;
+            break;
+        }
         case O_NEWFRAC: {
             const char *err = NULL;
             if (cli_parse_double(optarg, 0.0, 1.0, 1, 0, &fa.new_fraction, &err))
@@ -623,17 +643,18 @@ int cmd_model(int argc, char **argv)
                          (unsigned long long)(have_sigma ? o.sigma : o.messages),
                          (double)(have_sigma ? o.sigma : o.messages) * 60e-9);
     uint64_t per_filter = o.phases == 2 ? o.bits / 2 : o.bits;
-    if (fa.fn || fa.oracle || fa.have_new_fraction || (have_messages && o.phases == 2)) {
+    if (fa.fn || fa.oracle || fa.have_new_fraction || fa.forget || (have_messages && o.phases == 2)) {
         /* the cycle-length models (cmd_model_fn.c) */
         if (fa.oracle && !have_messages)
             return cli_usage(CMD, "--oracle: applies to --messages only");
         if (o.blocked)
-            return cli_usage(CMD, "--layout blocked: not with --fn, --oracle or two-phase "
+            return cli_usage(CMD, "--layout blocked: not with --fn, --forget, --oracle or two-phase "
                                   "--messages (those models are of the flat layout)");
         if (o.curve)
-            return cli_usage(CMD, "--curve: not with --fn, --oracle or two-phase --messages");
+            return cli_usage(CMD, "--curve: not with --fn, --forget, --oracle or two-phase --messages");
         if (have_method && o.paper)
-            return cli_usage(CMD, "--method paper: not with --fn, --oracle or two-phase --messages");
+            return cli_usage(CMD, "--method paper: not with --fn, --forget, --oracle or two-phase "
+                                  "--messages");
         if (have_messages && o.ret)
             return cli_usage(CMD, "--recycle: applies to --sigma only");
         if (have_sigma && (o.sigma >= per_filter || (o.ret && o.sigma < o.hashes)))

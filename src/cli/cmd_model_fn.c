@@ -93,6 +93,92 @@ static int lib_fail(int rc)
     return cli_fail(CMD, "the model rejected these parameters");
 }
 
+int cli_parse_gaps(const char *s, uint64_t **out, size_t *n, const char **err)
+{
+    *out = NULL;
+    *n = 0;
+    const size_t MAXG = 10000;
+    uint64_t a, b, step = 1;
+    const char *colon = strchr(s, ':');
+    if (colon) {
+        char buf[3][32];
+        const char *p = s;
+        int parts = 0;
+        while (parts < 3) {
+            size_t len = strcspn(p, ":");
+            if (len == 0 || len >= sizeof buf[0]) {
+                *err = "a range is A:B or A:B:STEP";
+                return -1;
+            }
+            memcpy(buf[parts], p, len);
+            buf[parts][len] = 0;
+            parts++;
+            p += len;
+            if (!*p)
+                break;
+            p++;
+        }
+        if (*p || parts < 2) {
+            *err = "a range is A:B or A:B:STEP";
+            return -1;
+        }
+        if (cli_parse_count(buf[0], &a, err) || cli_parse_count(buf[1], &b, err) ||
+            (parts == 3 && cli_parse_count(buf[2], &step, err)))
+            return -1;
+        if (b < a || step == 0) {
+            *err = "a range A:B:STEP needs A <= B and STEP >= 1";
+            return -1;
+        }
+        if ((b - a) / step + 1 > MAXG) {
+            *err = "more than 10000 gaps";
+            return -1;
+        }
+        size_t cnt = (size_t)((b - a) / step + 1);
+        uint64_t *g = malloc(cnt * sizeof *g);
+        if (!g) {
+            *err = "out of memory";
+            return -1;
+        }
+        for (size_t i = 0; i < cnt; i++)
+            g[i] = a + (uint64_t)i * step;
+        *out = g;
+        *n = cnt;
+        return 0;
+    }
+    size_t cnt = 1;
+    for (const char *p = s; *p; p++)
+        cnt += *p == ',';
+    if (cnt > MAXG) {
+        *err = "more than 10000 gaps";
+        return -1;
+    }
+    uint64_t *g = malloc(cnt * sizeof *g);
+    if (!g) {
+        *err = "out of memory";
+        return -1;
+    }
+    const char *p = s;
+    for (size_t i = 0; i < cnt; i++) {
+        char buf[32];
+        size_t len = strcspn(p, ",");
+        if (len == 0 || len >= sizeof buf) {
+            free(g);
+            *err = "gaps are G or G1,G2,...";
+            return -1;
+        }
+        memcpy(buf, p, len);
+        buf[len] = 0;
+        if (cli_parse_count(buf, &g[i], err)) {
+            free(g);
+            return -1;
+        }
+        p += len + (p[len] == ',');
+    }
+    *out = g;
+    *n = cnt;
+    return 0;
+}
+
 int cli_model_fn(const cli_model_fn_args *a)
 {
     rbf_model_params p;
@@ -191,7 +277,7 @@ int cli_model_fn(const cli_model_fn_args *a)
              * sharp: the law would only confirm it, after minutes) */
             stuck = 1;
             direct = 1;
-        } else if (a->fn || filled) {
+        } else if (a->fn || a->forget || filled) {
             /* the cycle law below */
         } else if (a->oracle) {
             /* one cycle is N ticks; two phases: held by neither filter */
@@ -292,6 +378,23 @@ int cli_model_fn(const cli_model_fn_args *a)
         } else {
             printf(", \"fn\": null");
         }
+        if (a->forget) {
+            printf(", \"forget\": ");
+            if (!c) {
+                printf("null"); /* stuck: it never recycles */
+            } else {
+                printf("[");
+                for (size_t i = 0; i < a->nforget; i++) {
+                    printf("%s{\"gap\": %llu, \"forgotten\": ", i ? ", " : "",
+                           (unsigned long long)a->forget[i]);
+                    cli_json_double(stdout, rbf_model_forget(c, a->forget[i], RBF_MODEL_FROM_TICK, 0));
+                    printf(", \"false_negative\": ");
+                    cli_json_double(stdout, rbf_model_miss(c, a->forget[i], RBF_MODEL_FROM_TICK));
+                    printf("}");
+                }
+                printf("]");
+            }
+        }
         printf("}\n");
     } else {
         printf("model              %s, %s-phase, %s%s%s\n", policy, a->phases == 2 ? "two" : "one",
@@ -330,6 +433,17 @@ int cli_model_fn(const cli_model_fn_args *a)
                 printf("forgotten          %.12g   (repeats held by no filter)\n", fr.forgotten);
                 printf("tick_fraction      %.12g   (ticks per arrival)\n", fr.tick_fraction);
             }
+        }
+        if (a->forget && !c) {
+            printf("forget             none: the filter never recycles\n");
+        } else if (a->forget) {
+            printf("forget             a message inserted at a tick, after GAP more ticks:\n"
+                   "                   %-10s %-16s %s\n",
+                   "gap", "forgotten", "false negative (forgotten, not a false positive)");
+            for (size_t i = 0; i < a->nforget; i++)
+                printf("                   %-10llu %-16.10g %.10g\n", (unsigned long long)a->forget[i],
+                       rbf_model_forget(c, a->forget[i], RBF_MODEL_FROM_TICK, 0),
+                       rbf_model_miss(c, a->forget[i], RBF_MODEL_FROM_TICK));
         }
     }
     rbf_model_cycles_free(c);

@@ -15,7 +15,13 @@ typedef struct cli_model_fn_args {
     const char *fn; /* workload spec or NULL */
     int have_new_fraction;
     double new_fraction;
+    const uint64_t *forget; /* --forget: gaps in ticks, or NULL */
+    size_t nforget;
 } cli_model_fn_args;
+
+/* Parse --forget's gaps: G, G1,G2,... or A:B[:STEP] (at most 10000).
+ * Returns 0 and a malloc'ed array, or -1 with *err set. */
+int cli_parse_gaps(const char *s, uint64_t **out, size_t *n, const char **err);
 
 int cli_model_fn(const cli_model_fn_args *a);
 

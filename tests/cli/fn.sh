@@ -183,7 +183,37 @@ CMD=plan expect_ok --bits 1000 --fp 0.01 --remember 0 --miss 0 --json
 CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" feasible)" = False ] && [ "$(jget "$OUT" least_bits)" = null ] ||
   bad "miss 0: $(cat "$OUT")"
 
+# --forget: the forgetting curve and its false negatives by gap (ticks)
+for PH in 1 2; do
+  B=$((1000 * PH))
+  CMD=model expect_ok --bits $B --hashes 3 --sigma 300 --phases $PH --forget 0:600:50 --json
+  CHECKS=$((CHECKS + 1))
+  python3 - "$OUT" "$PH" <<'PY' || bad "--forget phases $PH: $(head -c 400 "$OUT")"
+import json, sys
+d = json.load(open(sys.argv[1])); ph = int(sys.argv[2]); fp = d["fp"]
+g = d["forget"]
+assert [x["gap"] for x in g] == list(range(0, 601, 50)), g
+prev_f = prev_m = 0.0
+for x in g:
+    f, m = x["forgotten"], x["false_negative"]
+    assert 0 <= m <= f <= 1 and f >= prev_f and m >= prev_m, x
+    prev_f, prev_m = f, m
+# long gaps: forgotten for sure, a false negative unless a false positive
+assert g[-1]["forgotten"] == 1 and abs(g[-1]["false_negative"] - (1 - fp)) < 1e-9, (g[-1], fp)
+# one phase, gap 0: only the trigger (1/E[L]), and a fresh filter has no false positives
+if ph == 1:
+    assert abs(g[0]["forgotten"] - 1 / d["cycle_mean"]) < 1e-9 and g[0]["false_negative"] == g[0]["forgotten"], g[0]
+PY
+done
+# a filter that never recycles forgets nothing: null
+CMD=model expect_ok --bits 1000 --hashes 2 --messages 800 --forget 10 --json
+CHECKS=$((CHECKS + 1)); [ "$(jget "$OUT" forget)" = null ] || bad "stuck --forget: $(cat "$OUT")"
+
 # usage errors
+CMD=model expect_usage "--forget" --bits 1000 --hashes 3 --sigma 300 --forget 1:2:0
+CMD=model expect_usage "--forget" --bits 1000 --hashes 3 --sigma 300 --forget 0:20000
+CMD=model expect_usage "--forget" --bits 1000 --hashes 3 --sigma 300 --forget 10,,20
+CMD=model expect_usage "--forget" --bits 1000 --hashes 3 --sigma 300 --forget x
 CMD=model expect_usage "--new-fraction" --bits 1000 --hashes 3 --sigma 300 --fn uniform:10 --new-fraction 0.5
 CMD=model expect_usage "--new-fraction" --bits 1000 --hashes 3 --sigma 300 --fn "gaps:$TMPD/gaps.csv"
 CMD=model expect_usage "trace" --bits 1000 --hashes 3 --sigma 300 --fn trace:/dev/null
