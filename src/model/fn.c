@@ -475,6 +475,7 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
     uint64_t len;
     double rhoF;
     rbf__model_cycles_tables(c, &pmf, &phil, &len, &rhoF);
+    double *pmfl = NULL, *phill = NULL, keep = 1.0;
     gapdesc d;
     memset(&d, 0, sizeof d);
     gap_surv sv;
@@ -535,6 +536,53 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
         for (uint64_t u = len + 1; u-- > 0;) {
             surv[u] = msum_get(&t); /* P(L > u) */
             msum_add(&t, pmf[u]);
+        }
+    }
+    /* Without births the workload has finitely many messages, P = E[T]
+     * (Kac: a message's mean return time), and a cycle's ticks are
+     * distinct messages (a tick is held afterwards, a false positive too),
+     * so L <= P.  The cycle law, of fresh messages, puts eps = P(L > P)
+     * beyond: the chance that the pool's own bits cannot end a cycle (a
+     * pool drawn once: that filter never recycles, no false negative).
+     * The rest is the law given L <= P; fn is weighted by 1 - eps. */
+    if (d.r <= 0.0) {
+        model_sum mt;
+        msum_init(&mt);
+        if (d.ncls) {
+            for (size_t i = 0; i < d.ncls; i++)
+                msum_add(&mt, d.w[i] / d.q[i]);
+        } else {
+            for (size_t i = 0; i < d.ngap; i++)
+                msum_add(&mt, (double)d.t[i] * (d.hb[i] + d.hr[i]));
+        }
+        double Pm = d.tail > 0.0 ? INFINITY : msum_get(&mt);
+        if (Pm < (double)len) {
+            uint64_t Pc = (uint64_t)floor(Pm + 1e-9);
+            double eps = surv[Pc];
+            if (!(eps < 1.0 - 1e-12)) {
+                out->tick_fraction = 0.0; /* stuck: the pool fits in the filter */
+                goto done;
+            }
+            keep = 1.0 - eps;
+            pmfl = rbf__malloc((len + 1) * sizeof *pmfl);
+            phill = rbf__malloc((len + 1) * sizeof *phill);
+            if (!pmfl || !phill) {
+                rc = RBF_ENOMEM;
+                goto done;
+            }
+            for (uint64_t u = 0; u <= len; u++) {
+                pmfl[u] = u <= Pc ? pmf[u] / keep : 0.0;
+                if (u < Pc && surv[u] > 0.0) {
+                    double fr = phil[u] / surv[u];
+                    surv[u] = (surv[u] - eps) / keep;
+                    phill[u] = fr * surv[u];
+                } else {
+                    surv[u] = 0.0;
+                    phill[u] = 0.0;
+                }
+            }
+            pmf = pmfl;
+            phil = phill;
         }
     }
     const double r = d.r;
@@ -755,9 +803,9 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
         rc = RBF_EINVAL;
         goto done;
     }
-    out->tick_fraction = model_clamp01(msum_get(&T) / Wt);
-    out->forgotten = model_clamp01(msum_get(&F) / Wt);
-    out->fn = model_clamp01(msum_get(&X) / Wt);
+    out->tick_fraction = model_clamp01(keep * msum_get(&T) / Wt);
+    out->forgotten = model_clamp01(keep * msum_get(&F) / Wt);
+    out->fn = model_clamp01(keep * msum_get(&X) / Wt);
 done:
     rbf__free(surv);
     rbf__free(nu);
@@ -765,6 +813,8 @@ done:
     rbf__free(bx);
     rbf__free(bp);
     rbf__free(forg);
+    rbf__free(pmfl);
+    rbf__free(phill);
     rbf__free(vs);
     rbf__free(bv);
     rbf__free(rein);
