@@ -458,6 +458,97 @@ static double fn_run(const gap_surv *sv, double r, uint64_t len, double x0, doub
     return xs[len];
 }
 
+/* Pools (uniform, Zipf: no births, each message arriving with its own
+ * probability q at every arrival), counted in ticks.  The held set only
+ * changes on ticks, so within a period the tick rate is constant:
+ * nu(u) = sum_c w_c (1 - h_c(u)), h_c the chance that a class-c message
+ * arrived in this cycle, and the tick adds one message:
+ * h_c += q_c (1 - h_c)/nu (the expectation, exact for a uniform pool: nu
+ * = 1 - u/P).  One phase the forgotten repeat is the period's tick; two
+ * phases it is held by neither filter, (1 - h_c(u)) G_c with G_c =
+ * E[1 - h_c(L')] of the previous cycle.  The two-phase oracle ticks only
+ * on arrivals held by neither (its active filter takes every arrival):
+ * nu = sum_c w_c (1 - h_c)(1 - hF_c), h_c gaining each message of the
+ * period's 1/nu arrivals, hF = h at N, by iteration.  Fills nu, ek = 1/nu
+ * (arrivals per period), fa (repeats held by no filter per period), rein
+ * (re-inserted from the frozen filter, per arrival).  Returns 0, 1 when
+ * it would cost too much (the arrival clock stands), 2 stuck. */
+static int fn_classes(const gapdesc *d, const double *pmf, uint64_t len, uint64_t top, int two,
+                      int oracle2, double *nu, double *ek, double *fa, double *rein)
+{
+    /* ages past top (no cycle lasts that long) weigh nothing */
+    for (uint64_t u = top + 1; u <= len; u++) {
+        nu[u] = ek[u] = 1.0;
+        fa[u] = rein[u] = 0.0;
+    }
+    const size_t C = d->ncls;
+    if ((double)C * (double)(len + 1) * (oracle2 ? 40.0 : two ? 2.0 : 1.0) > 1.5e8)
+        return 1;
+    double *h = rbf__calloc(C, sizeof *h), *G = rbf__calloc(C, sizeof *G);
+    double *hF = rbf__calloc(C, sizeof *hF);
+    int rc = 0;
+    if (!h || !G || !hF) {
+        rc = 1;
+        goto out;
+    }
+    if (two && !oracle2) { /* G_c = sum_l P(L' = l) (1 - h_c(l)) */
+        for (uint64_t u = 0; u <= top; u++) {
+            double v = 0.0;
+            for (size_t c = 0; c < C; c++) {
+                G[c] += pmf[u] * (1.0 - h[c]);
+                v += d->w[c] * (1.0 - h[c]);
+            }
+            if (!(v > 1e-300))
+                v = 1e-300;
+            for (size_t c = 0; c < C; c++)
+                h[c] += d->q[c] * (1.0 - h[c]) / v;
+        }
+        memset(h, 0, C * sizeof *h);
+    }
+    for (unsigned it = 0; it < (oracle2 ? 40u : 1u); it++) {
+        memset(h, 0, C * sizeof *h);
+        for (uint64_t u = 0; u <= top; u++) {
+            double v = 0.0, fb = 0.0, re = 0.0;
+            for (size_t c = 0; c < C; c++) {
+                double a = d->w[c] * (1.0 - h[c]);
+                if (oracle2) {
+                    v += a * (1.0 - hF[c]);
+                    re += a * hF[c];
+                } else {
+                    v += a;
+                    fb += a * (two ? G[c] : 1.0);
+                    re += two ? a * (1.0 - G[c]) : 0.0;
+                }
+            }
+            if (!(v > 1e-12)) {
+                rc = 2; /* no arrival is a tick any more: stuck */
+                goto out;
+            }
+            nu[u] = v;
+            ek[u] = 1.0 / v;
+            fa[u] = (oracle2 ? v : fb) / v; /* per period: 1/nu arrivals */
+            rein[u] = re;
+            for (size_t c = 0; c < C; c++)
+                h[c] = oracle2 ? 1.0 - (1.0 - h[c]) * exp(-d->q[c] / v)
+                               : h[c] + d->q[c] * (1.0 - h[c]) / v;
+        }
+        if (oracle2) {
+            double diff = 0.0;
+            for (size_t c = 0; c < C; c++) {
+                diff = fmax(diff, fabs(h[c] - hF[c]));
+                hF[c] = h[c];
+            }
+            if (diff < 1e-12)
+                break;
+        }
+    }
+out:
+    rbf__free(h);
+    rbf__free(G);
+    rbf__free(hF);
+    return rc;
+}
+
 int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
                  const rbf_model_workload *w, rbf_model_fn_result *out)
 {
@@ -482,6 +573,7 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
     memset(&sv, 0, sizeof sv);
     double *surv = NULL, *nu = NULL, *xs = NULL, *bx = NULL, *bp = NULL;
     double *forg = NULL, *rein = NULL, *delta = NULL, *dphi = NULL, *vs = NULL, *bv = NULL;
+    double *ek = NULL, *fa = NULL;
     switch (w->kind) {
     case RBF_MODEL_WL_UNIFORM:
     case RBF_MODEL_WL_ZIPF:
@@ -524,9 +616,11 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
     vs = rbf__malloc((len + 2) * sizeof *vs);
     bv = rbf__malloc(FN_BINS * sizeof *bv);
     rein = rbf__malloc((len + 1) * sizeof *rein);
+    ek = rbf__malloc((len + 1) * sizeof *ek);
+    fa = rbf__malloc((len + 1) * sizeof *fa);
     delta = rbf__calloc(len + 1, sizeof *delta);
     dphi = rbf__calloc(len + 1, sizeof *dphi);
-    if (!surv || !nu || !xs || !bx || !bp || !forg || !rein || !delta || !dphi || !vs || !bv) {
+    if (!surv || !nu || !xs || !bx || !bp || !forg || !rein || !delta || !dphi || !vs || !bv || !ek || !fa) {
         rc = RBF_ENOMEM;
         goto done;
     }
@@ -556,8 +650,13 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
                 msum_add(&mt, (double)d.t[i] * (d.hb[i] + d.hr[i]));
         }
         double Pm = d.tail > 0.0 ? INFINITY : msum_get(&mt);
-        if (Pm < (double)len) {
+        /* retaining: the trigger opening the next cycle is one more
+         * message, so L <= P - 1 */
+        const int rt = s->sigma && (p->recycle == RBF_RETAINING);
+        if (Pm < (double)len + (rt ? 1.0 : 0.0)) {
             uint64_t Pc = (uint64_t)floor(Pm + 1e-9);
+            if (rt)
+                Pc = Pc ? Pc - 1 : 0;
             double eps = surv[Pc];
             if (!(eps < 1.0 - 1e-12)) {
                 out->tick_fraction = 0.0; /* stuck: the pool fits in the filter */
@@ -731,6 +830,86 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
         forg[u] = f;
         rein[u] = a > f ? (1.0 - r) * (a - f) : 0.0;
     }
+    /* The periods one arrival at a time, where that is affordable (the
+     * cycle's arrivals below 2e6).  In a period the i-th arrival is a tick
+     * with p_i = r + (1 - r) A(x + i - 1) (A: not held by the active
+     * filter), given the ones before were not: E[K] = sum_i P(K >= i), and
+     * the repeats held by no filter sum P(K >= i)(1 - r) B.  One phase they
+     * are the period's tick itself when it is a repeat: exact where cycles
+     * are a few ticks long or gaps a few arrivals (the smooth clock above
+     * puts every arrival of the period at its mean). */
+    int exact = xs[len] <= 2e6;
+    for (uint64_t u = 0, guard = 0; exact && u <= len; u++) {
+        if ((u & 4095) == 0 && u && model_progress(p, 64 + u / 4096, 64 + len / 4096 + 1)) {
+            rc = RBF_ECANCELED;
+            goto done;
+        }
+        double x = u ? xs[u - 1] + ek[u - 1] : 0.0;
+        xs[u] = x;
+        double q = 1.0, EK = 0.0, ybar = 0.0, sa = 0.0, sb = 0.0, se = 0.0;
+        for (unsigned i = 1; i <= 65536; i++, guard++) {
+            double y = x + (double)(i - 1);
+            double A = ret ? surv_at(&sv, y) : surv_at(&sv, y + 1.0) + surv_edge(&sv, y, psi, nuend);
+            double B = 0.0, e = 0.0;
+            if (!two) {
+                B = A;
+            } else if (oracle2) {
+                B = surv_sm(&sv, y + xN, vN);
+            } else if (sig && !ret) {
+                e = surv_edge(&sv, y, psi, nuend);
+            }
+            double pt = r + (1.0 - r) * (oracle2 ? B : A);
+            EK += q;
+            ybar += q * y;
+            sa += q * A;
+            sb += q * B;
+            se += q * e;
+            if (pt >= 1.0)
+                break;
+            if (q * (1.0 - pt) < 1e-13 * EK || i == 65536) {
+                /* the rest: geometric at the last rate */
+                double rest = q * (1.0 - pt) / (pt > 1e-15 ? pt : 1e-15);
+                EK += rest;
+                ybar += rest * (y + 1.0 / (pt > 1e-15 ? pt : 1e-15));
+                sa += rest * A;
+                sb += rest * B;
+                se += rest * e;
+                break;
+            }
+            q *= 1.0 - pt;
+        }
+        ybar /= EK;
+        if (two && !oracle2) { /* B: the frozen cycle, at the period's mean position */
+            model_sum e2;
+            msum_init(&e2);
+            for (size_t b = 0; b < nb; b++)
+                msum_add(&e2, bp[b] * surv_sm(&sv, ybar + bx[b], vs[u] + bv[b]));
+            sb = msum_get(&e2) * EK + se;
+        }
+        ek[u] = EK;
+        fa[u] = (1.0 - r) * sb;
+        nu[u] = 1.0 / EK;
+        double ra = (1.0 - r) * (sa - sb);
+        rein[u] = ra > 0.0 ? ra / EK : 0.0;
+        if (guard > 20000000)
+            exact = 0; /* too long after all: the smooth clock's values stand */
+    }
+    if (exact)
+        xs[len + 1] = xs[len] + ek[len];
+    if (d.ncls) {
+        uint64_t top = len; /* the last age a cycle reaches */
+        while (top > 0 && !(ret ? surv[top - 1] > 0.0 : surv[top] > 0.0))
+            top--;
+        int cr = fn_classes(&d, pmf, len, top, two, oracle2, nu, ek, fa, rein);
+        if (cr == 2) {
+            memset(out, 0, sizeof *out); /* stuck: no recycle, no false negative */
+            out->fp = rbf_model_cycles_fp(c);
+            out->cycle_mean = rbf_model_cycles_mean(c);
+            goto done;
+        }
+        if (cr == 0)
+            exact = 1;
+    }
     /* Two phases: the repeats the frozen filter holds are re-inserted into
      * the active one (rein per arrival), so the two share more set bits
      * than independent filters would, and a new message is a false
@@ -788,14 +967,17 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
         double wu = alive / nu[u];
         uint64_t ua = surv[u] > 0.0 || u == 0 ? u : u - 1; /* the last state */
         double phi = model_clamp01(phil[ua] / surv[ua]);
+        /* per repeat held by no filter at this age (exact: per period, of
+         * the (1 - r) EK repeats) */
+        double fu = exact ? fa[u] / ((1.0 - r) * ek[u]) : forg[u];
         double miss;
         if (two)
-            miss = forg[u] * ((1.0 - model_clamp01(phi + dphi[u])) * (1.0 - rF) + delta[u]);
+            miss = fu * ((1.0 - model_clamp01(phi + dphi[u])) * (1.0 - rF) + delta[u]);
         else
-            miss = forg[u] * (1.0 - phi);
+            miss = fu * (1.0 - phi);
         msum_add(&W, wu);
         msum_add(&T, alive);
-        msum_add(&F, wu * forg[u]);
+        msum_add(&F, wu * fu);
         msum_add(&X, wu * miss);
     }
     double Wt = msum_get(&W);
@@ -813,6 +995,8 @@ done:
     rbf__free(bx);
     rbf__free(bp);
     rbf__free(forg);
+    rbf__free(ek);
+    rbf__free(fa);
     rbf__free(pmfl);
     rbf__free(phill);
     rbf__free(vs);
