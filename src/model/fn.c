@@ -472,7 +472,8 @@ static double fn_run(const gap_surv *sv, double r, uint64_t len, double x0, doub
  * period's 1/nu arrivals, hF = h at N, by iteration.  Fills nu, ek = 1/nu
  * (arrivals per period), fa (repeats held by no filter per period), rein
  * (re-inserted from the frozen filter, per arrival).  Returns 0, 1 when
- * it would cost too much (the arrival clock stands), 2 stuck. */
+ * it would cost too much (the arrival clock stands), 2 stuck, -1 out of
+ * memory. */
 static int fn_classes(const gapdesc *d, const double *pmf, uint64_t len, uint64_t top, int two,
                       int oracle2, double *nu, double *ek, double *fa, double *rein)
 {
@@ -488,7 +489,7 @@ static int fn_classes(const gapdesc *d, const double *pmf, uint64_t len, uint64_
     double *hF = rbf__calloc(C, sizeof *hF);
     int rc = 0;
     if (!h || !G || !hF) {
-        rc = 1;
+        rc = -1; /* out of memory */
         goto out;
     }
     if (two && !oracle2) { /* G_c = sum_l P(L' = l) (1 - h_c(l)) */
@@ -901,6 +902,10 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
         while (top > 0 && !(ret ? surv[top - 1] > 0.0 : surv[top] > 0.0))
             top--;
         int cr = fn_classes(&d, pmf, len, top, two, oracle2, nu, ek, fa, rein);
+        if (cr < 0) {
+            rc = RBF_ENOMEM;
+            goto done;
+        }
         if (cr == 2) {
             memset(out, 0, sizeof *out); /* stuck: no recycle, no false negative */
             out->fp = rbf_model_cycles_fp(c);
