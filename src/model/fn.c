@@ -127,7 +127,8 @@ static int gaps_geometric(const rbf_model_workload *w, gapdesc *d)
 }
 
 /* The fading law walked backwards from a repeat (docs/simulator.md 3). */
-static int gaps_fading(const rbf_model_workload *w, uint64_t tcut, gapdesc *d)
+static int gaps_fading(const rbf_model_params *prm, const rbf_model_workload *w, uint64_t tcut,
+                       gapdesc *d)
 {
     const double R = w->new_fraction, L = w->lifetime;
     if (!(R > 0.0 && R <= 1.0) || !(L > 0.0) || !isfinite(L))
@@ -167,14 +168,23 @@ static int gaps_fading(const rbf_model_workload *w, uint64_t tcut, gapdesc *d)
     uint64_t hi = amax;
     double remaining = 1.0;
     for (uint64_t t = 1; t <= tcut; t++) {
+        if ((t & 1023) == 0 && model_progress(prm, t, tcut)) {
+            rbf__free(m);
+            rbf__free(pick);
+            return RBF_ECANCELED;
+        }
         /* one arrival back: a birth (R) or a repeat (1 - R) */
         double found_b = R * m[0];
-        model_sum fr;
-        msum_init(&fr);
+        /* (a plain sum, in two halves: its rounding, 1e-16 of a sum of
+         * positive terms, is far below what the gaps need) */
+        double fr0 = 0.0, fr1 = 0.0;
         for (uint64_t a = 0; a <= hi; a++) {
             double x = m[a];
             double f = (1.0 - R) * pick[a] * x;
-            msum_add(&fr, f);
+            if (a & 1)
+                fr1 += f;
+            else
+                fr0 += f;
             /* stays with (1-R)(1-pick); a birth shifts it to a-1 */
             double stay = (1.0 - R) * (1.0 - pick[a]) * x;
             double next = a < hi ? R * m[a + 1] : 0.0;
@@ -184,7 +194,7 @@ static int gaps_fading(const rbf_model_workload *w, uint64_t tcut, gapdesc *d)
             hi--;
         d->t[t - 1] = t;
         d->hb[t - 1] = found_b;
-        d->hr[t - 1] = msum_get(&fr);
+        d->hr[t - 1] = fr0 + fr1;
         remaining -= found_b + d->hr[t - 1];
         d->ngap = (size_t)t;
         if (remaining < 1e-13)
@@ -589,7 +599,7 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
             rc = RBF_ENOMEM;
             break;
         }
-        rc = gaps_fading(w, (uint64_t)tc, &d);
+        rc = gaps_fading(p, w, (uint64_t)tc, &d);
         break;
     }
     case RBF_MODEL_WL_GAPS:
