@@ -403,35 +403,36 @@ static double surv_edge(const gap_surv *s, double x, double psi, double nubar)
     return v > 0.0 ? v : 0.0;
 }
 
-/* The same, x normal with mean mu and variance var (surv_sm's nodes) */
-static double surv_edge_sm(const gap_surv *s, double mu, double var, double psi, double nubar)
+/* E[f(X)], X normal with mean mu and variance var (the arrival count of
+ * whole periods of geometric length varies): five-point Gauss-Hermite,
+ * f = surv_at (edge = 0) or surv_edge (edge = 1, with psi, nu) */
+static double gh5(const gap_surv *s, int edge, double mu, double var, double psi, double nu)
 {
+    double v;
+#define GH_F(x) (edge ? surv_edge(s, (x), psi, nu) : surv_at(s, (x)))
+    v = GH_F(mu);
     if (!(var > 0.25))
-        return surv_edge(s, mu, psi, nubar);
+        return v;
     static const double z[3] = {0.0, 1.355626179974266, 2.856970013872806};
     static const double w[3] = {0.533333333333333, 0.222075922005613, 0.011257411327721};
-    double sd = sqrt(var), v = w[0] * surv_edge(s, mu, psi, nubar);
-    if (sd > mu / 3.0)
+    double sd = sqrt(var);
+    if (sd > mu / 3.0) /* a count is not negative: keep the nodes above 0 */
         sd = mu / 3.0;
+    v *= w[0];
     for (int i = 1; i < 3; i++)
-        v += w[i] * (surv_edge(s, mu - z[i] * sd, psi, nubar) + surv_edge(s, mu + z[i] * sd, psi, nubar));
+        v += w[i] * (GH_F(mu - z[i] * sd) + GH_F(mu + z[i] * sd));
+#undef GH_F
     return v;
 }
 
-/* E[S(X)], X normal with mean mu and variance var (the arrival count of
- * whole periods of geometric length varies): five-point Gauss-Hermite */
 static double surv_sm(const gap_surv *s, double mu, double var)
 {
-    if (!(var > 0.25))
-        return surv_at(s, mu);
-    static const double z[3] = {0.0, 1.355626179974266, 2.856970013872806};
-    static const double w[3] = {0.533333333333333, 0.222075922005613, 0.011257411327721};
-    double sd = sqrt(var), v = w[0] * surv_at(s, mu);
-    if (sd > mu / 3.0) /* a count is not negative: keep the nodes above 0 */
-        sd = mu / 3.0;
-    for (int i = 1; i < 3; i++)
-        v += w[i] * (surv_at(s, mu - z[i] * sd) + surv_at(s, mu + z[i] * sd));
-    return v;
+    return gh5(s, 0, mu, var, 0.0, 1.0);
+}
+
+static double surv_edge_sm(const gap_surv *s, double mu, double var, double psi, double nu)
+{
+    return gh5(s, 1, mu, var, psi, nu);
 }
 
 /* ---- the model */
@@ -808,38 +809,25 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
         /* a repeat that ends a cycle is a tick: with nuend = r + (1 - r) psi */
         psi = d.prev_nu ? nuend : model_clamp01((nuend - r) / (1.0 - r));
     }
-    /* forgotten by every filter, and re-inserted from the frozen one (per
-     * arrival at age u) */
-    for (uint64_t u = 0; u <= len; u++) {
-        if ((u & 4095) == 0 && u && model_progress(p, 64 + u / 4096, 64 + len / 4096 + 1)) {
-            rc = RBF_ECANCELED;
+    /* The values per age, the first way that applies: pools in ticks, the
+     * periods one arrival at a time, or the smooth clock. */
+    int exact = 0;
+    if (d.ncls) {
+        uint64_t top = len; /* the last age a cycle reaches */
+        while (top > 0 && !(ret ? surv[top - 1] > 0.0 : surv[top] > 0.0))
+            top--;
+        int cr = fn_classes(&d, pmf, len, top, two, oracle2, nu, ek, fa, rein);
+        if (cr < 0) {
+            rc = RBF_ENOMEM;
             goto done;
         }
-        /* the arrivals before a repeat of this age since the clear: its
-         * period of 1/nu arrivals, chosen by arrival (size-biased), puts it
-         * 1/nu - 1 after the period's start on average */
-        double xm = xs[u] + (1.0 / nu[u] - 1.0), vm = vs[u], f, a;
-        /* not held by the active filter: previous arrival before the
-         * cycle, or (not retaining) the arrival that ended the last one */
-        a = surv_sm(&sv, xm, vm);
-        double edge = ret ? 0.0 : surv_edge_sm(&sv, xm, vm, psi, nuend);
-        double edge0 = ret ? 0.0 : surv_sm(&sv, xm, vm) - surv_sm(&sv, xm + 1.0, vm);
-        if (!two) {
-            f = a - edge0 + edge;
-        } else if (oracle2) {
-            f = surv_sm(&sv, xm + xN, vm + vN);
-        } else {
-            model_sum e;
-            msum_init(&e);
-            for (size_t b = 0; b < nb; b++)
-                msum_add(&e, bp[b] * surv_sm(&sv, xm + bx[b], vm + bv[b]));
-            /* the trigger, held by neither filter */
-            if (sig && !ret)
-                msum_add(&e, edge);
-            f = msum_get(&e);
+        if (cr == 2) {
+            memset(out, 0, sizeof *out); /* stuck: no recycle, no false negative */
+            out->fp = rbf_model_cycles_fp(c);
+            out->cycle_mean = rbf_model_cycles_mean(c);
+            goto done;
         }
-        forg[u] = f;
-        rein[u] = a > f ? (1.0 - r) * (a - f) : 0.0;
+        exact = cr == 0;
     }
     /* The periods one arrival at a time, where that is affordable (the
      * cycle's arrivals below 2e6).  In a period the i-th arrival is a tick
@@ -847,10 +835,10 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
      * filter), given the ones before were not: E[K] = sum_i P(K >= i), and
      * the repeats held by no filter sum P(K >= i)(1 - r) B.  One phase they
      * are the period's tick itself when it is a repeat: exact where cycles
-     * are a few ticks long or gaps a few arrivals (the smooth clock above
+     * are a few ticks long or gaps a few arrivals (the smooth clock below
      * puts every arrival of the period at its mean). */
-    int exact = xs[len] <= 2e6;
-    for (uint64_t u = 0, guard = 0; exact && u <= len; u++) {
+    int periods = !exact && xs[len] <= 2e6;
+    for (uint64_t u = 0, guard = 0; periods && u <= len; u++) {
         if ((u & 4095) == 0 && u && model_progress(p, 64 + u / 4096, 64 + len / 4096 + 1)) {
             rc = RBF_ECANCELED;
             goto done;
@@ -903,27 +891,47 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
         double ra = (1.0 - r) * (sa - sb);
         rein[u] = ra > 0.0 ? ra / EK : 0.0;
         if (guard > 20000000)
-            exact = 0; /* too long after all: the smooth clock's values stand */
+            periods = 0; /* too long after all */
     }
-    if (exact)
+    if (periods) {
         xs[len + 1] = xs[len] + ek[len];
-    if (d.ncls) {
-        uint64_t top = len; /* the last age a cycle reaches */
-        while (top > 0 && !(ret ? surv[top - 1] > 0.0 : surv[top] > 0.0))
-            top--;
-        int cr = fn_classes(&d, pmf, len, top, two, oracle2, nu, ek, fa, rein);
-        if (cr < 0) {
-            rc = RBF_ENOMEM;
+        exact = 1;
+    } else if (!exact) {
+        /* the smooth clock, again where an abandoned pass wrote over it */
+        fn_run(&sv, r, len, xN, vN, nu, xs, vs);
+    }
+    /* forgotten by every filter, and re-inserted from the frozen one (per
+     * arrival at age u) */
+    for (uint64_t u = 0; !exact && u <= len; u++) {
+        if ((u & 4095) == 0 && u && model_progress(p, 64 + u / 4096, 64 + len / 4096 + 1)) {
+            rc = RBF_ECANCELED;
             goto done;
         }
-        if (cr == 2) {
-            memset(out, 0, sizeof *out); /* stuck: no recycle, no false negative */
-            out->fp = rbf_model_cycles_fp(c);
-            out->cycle_mean = rbf_model_cycles_mean(c);
-            goto done;
+        /* the arrivals before a repeat of this age since the clear: its
+         * period of 1/nu arrivals, chosen by arrival (size-biased), puts it
+         * 1/nu - 1 after the period's start on average */
+        double xm = xs[u] + (1.0 / nu[u] - 1.0), vm = vs[u], f, a;
+        /* not held by the active filter: previous arrival before the
+         * cycle, or (not retaining) the arrival that ended the last one */
+        a = surv_sm(&sv, xm, vm);
+        double edge = ret ? 0.0 : surv_edge_sm(&sv, xm, vm, psi, nuend);
+        double edge0 = ret ? 0.0 : surv_sm(&sv, xm, vm) - surv_sm(&sv, xm + 1.0, vm);
+        if (!two) {
+            f = a - edge0 + edge;
+        } else if (oracle2) {
+            f = surv_sm(&sv, xm + xN, vm + vN);
+        } else {
+            model_sum e;
+            msum_init(&e);
+            for (size_t b = 0; b < nb; b++)
+                msum_add(&e, bp[b] * surv_sm(&sv, xm + bx[b], vm + bv[b]));
+            /* the trigger, held by neither filter */
+            if (sig && !ret)
+                msum_add(&e, edge);
+            f = msum_get(&e);
         }
-        if (cr == 0)
-            exact = 1;
+        forg[u] = f;
+        rein[u] = a > f ? (1.0 - r) * (a - f) : 0.0;
     }
     /* Two phases: the repeats the frozen filter holds are re-inserted into
      * the active one (rein per arrival), so the two share more set bits
