@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "filter_util.h"
+#include "model/model_internal.h"
 #include "model/nbounded_internal.h"
 #include "model_brute.h"
 #include "model_util.h"
@@ -446,16 +447,21 @@ static void test_kernel_chain(void **state)
     assert_true(e.exact_real == 1.0);
 }
 
-/* Near a full filter the potentials need their fifth and sixth terms
- * (nexact.c): with them the fast value is accepted there and matches the
- * chain (the kernel chain, rbf__nb_chain_only) to 1e-10; measured gaps
- * 7e-13 and 4e-12.  Without them these points were refused (estimates
- * 2.5e-9 and 2.7e-9) and the gap at 2^18 bits, k = 12, N = 3M/k was
- * 1.2e-8. */
+/* Near a full filter the potentials need their fifth to eighth terms and
+ * the fourth cumulant of J(B'_N) (nexact.c): with them the fast value is
+ * accepted there and matches the chain (the kernel chain,
+ * rbf__nb_chain_only) to 1e-10; measured gaps 7e-13, 4e-12 and (N =
+ * 52620, 0.95 of a whole filling) 1.4e-11 and 1.3e-11.  Without the fifth
+ * and sixth terms the first two were refused (estimates 2.5e-9 and
+ * 2.7e-9); without kappa4 and the seventh and eighth terms the last two
+ * were (6.4e-9). */
 static void test_real_near_full(void **state)
 {
     (void)state;
-    static const nx_case cs[] = {{262144, 16, 0, 40960}, {262144, 24, 1, 21845}};
+    static const nx_case cs[] = {{262144, 16, 0, 40960},
+                                 {262144, 24, 1, 21845},
+                                 {262144, 16, 0, 52620},
+                                 {262144, 16, 1, 52620}};
     const double keep = rbf__nb_heavy_chain;
     for (unsigned i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         rbf_model_params p = tu_model_params(cs[i].M, cs[i].k, cs[i].nc, 0, RBF_MODEL_ASYMPTOTIC);
@@ -478,9 +484,120 @@ static void test_real_near_full(void **state)
     }
 }
 
+/* The real user's chain on a full filter (nexact.c, rbf__nreal_full_logp):
+ * the WKB/Bahadur-Rao estimate of log P(B'_c = M) against the exact law of
+ * B'_c (a dense chain conditioned on setting a bit, no cut) wherever that
+ * is between e^-150 and e^-3; measured within 0.05 to 0.9 of it.  And the
+ * decision that estimate makes: past the cut by more than its slack the
+ * fast path says exact_real = 1 with the propagation; short of it by more
+ * than the slack it does not. */
+static void test_full_filter_tail(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t M;
+        unsigned k;
+        int nc;
+    } cs[] = {{4096, 6, 0}, {4096, 16, 1}, {8192, 3, 0}, {4096, 1, 0}};
+    unsigned ncase = tu_shrink() > 1 ? 1 : sizeof cs / sizeof cs[0];
+    for (unsigned i = 0; i < ncase; i++) {
+        const uint64_t M = cs[i].M;
+        const unsigned k = cs[i].k;
+        rbf_model_params p = tu_model_params(M, k, cs[i].nc, 0, RBF_MODEL_ASYMPTOTIC);
+        double *T = malloc((size_t)M * (k + 1) * sizeof *T);
+        double *P = calloc(M + 1, sizeof *P), *Q = calloc(M + 1, sizeof *Q);
+        assert_non_null(T);
+        assert_non_null(P);
+        assert_non_null(Q);
+        for (uint64_t b = 0; b < M; b++) {
+            double *t = T + b * (k + 1), z = 0.0;
+            rbf__model_step_dist(M, k, cs[i].nc, b, t);
+            for (unsigned d = 1; d <= k; d++)
+                z += t[d];
+            for (unsigned d = 1; d <= k; d++)
+                t[d] /= z;
+        }
+        P[0] = 1.0;
+        unsigned checked = 0;
+        double worst = 0.0;
+        for (uint64_t c = 1; c <= 4 * M; c++) {
+            memset(Q, 0, (M + 1) * sizeof *Q);
+            Q[M] = P[M];
+            for (uint64_t b = 0; b < M; b++) {
+                if (P[b] == 0.0)
+                    continue;
+                const double *t = T + b * (k + 1);
+                for (unsigned d = 1; d <= k && b + d <= M; d++)
+                    Q[b + d] += P[b] * t[d];
+            }
+            double *x = P;
+            P = Q;
+            Q = x;
+            double lx = log(P[M]);
+            if (k == 1) { /* D = M exactly: -inf, then 0 */
+                if (c == M - 1 || c == M) {
+                    double lp = rbf__nreal_full_logp(&p, c);
+                    assert_true(c == M ? lp == 0.0 : lp == -INFINITY);
+                    checked++;
+                }
+                if (c == M)
+                    break;
+                continue;
+            }
+            if (lx < -150.0 || (c % 7 != 0 && lx < -3.0))
+                continue;
+            if (lx > -3.0)
+                break;
+            double lp = rbf__nreal_full_logp(&p, c);
+            double g = fabs(lp - lx);
+            if (g > worst)
+                worst = g;
+            assert_true(g <= 1.0);
+            checked++;
+        }
+        printf("full filter M=%llu k=%u %s: %u points, worst |log P gap| %.3f\n",
+               (unsigned long long)M, k, cs[i].nc ? "nc" : "c", checked, worst);
+        assert_true(checked >= 2);
+        free(T);
+        free(P);
+        free(Q);
+    }
+    if (tu_shrink() > 1)
+        return;
+    /* the decisions at 65536 bits: the propagation keeps a full filter
+     * from N = 7939 on with k = 32 (where the estimate of log P(B'_{N-1} =
+     * M) is -62.9) and from N = 48465 on with k = 2 (-60.97); the fast
+     * path says full 3 above its cut (-63.4 and -61.0) and not full 3
+     * below it */
+    static const struct {
+        unsigned k;
+        uint64_t N;
+    } ds[] = {{32, 7880}, {32, 7900}, {2, 48401}, {2, 48421},
+              {32, 7975}, {32, 8000}, {2, 48501}, {2, 48521}};
+    for (unsigned i = 0; i < 8; i++) {
+        rbf_model_params p = tu_model_params(65536, ds[i].k, 0, 0, RBF_MODEL_EXACT);
+        const uint64_t N = ds[i].N;
+        rbf_model_n_result e;
+        assert_int_equal(rbf_model_nbounded(&p, N, &e), RBF_OK);
+        double r = -1.0, re = -1.0;
+        int rc = rbf__nreal_fast(&p, N, &r, &re, NULL);
+        printf("full filter decision k=%u N=%llu: propagation %.15g, fast rc %d %.15g\n", ds[i].k,
+               (unsigned long long)N, e.exact_real, rc, r);
+        if (i < 4) {
+            assert_true(e.exact_real < 1.0);
+            assert_true(rc == 1 || r < 1.0);
+        } else {
+            assert_true(e.exact_real == 1.0);
+            assert_int_equal(rc, RBF_OK);
+            assert_true(r == 1.0);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_full_filter_tail),
         cmocka_unit_test(test_real_worst),
         cmocka_unit_test(test_kernel_chain),
         cmocka_unit_test(test_real_near_full),

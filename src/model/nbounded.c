@@ -652,7 +652,8 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
             }
             /* any load: the potentials of the fill chain (nexact.c) */
             double rr, rw;
-            rc = rbf__nreal_fast(p, N, &rr, NULL, &rw);
+            const int force = chain_cost > RBF__NB_CHAIN_MAX ? 2 : chain_cost > RBF__NB_CHAIN_SOFT;
+            rc = rbf__nreal_fast_ex(p, N, force, &rr, NULL, &rw);
             if (rc < 0)
                 return rc;
             if (rc == RBF_OK) {

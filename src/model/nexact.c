@@ -41,8 +41,16 @@
 #define NX_DIRECT 4096
 #define NX_GL 20
 #define NX_TOL 1e-11 /* accepted accumulated relative error estimate */
+#define FL_SLACK 3.0 /* around fl_cut the propagation decides (1.5 where
+                      * it would take seconds, none where minutes) */
 #define NR_TOL 2e-10 /* the same for the real user (its estimate is 2-300x
                       * above the measured gaps) */
+#define NR_TOL_SOFT 1e-9 /* where the propagation would take seconds: the
+                          * estimate carried to exact_real, est (1 - real).
+                          * Over 128 grid points within it (2^16 ... 2^21
+                          * bits, k = 8 ... 32, up to 0.99 of a whole
+                          * filling) the largest gap to the propagation was
+                          * 1.9e-10 in exact_real */
 
 typedef struct nx_ctx {
     uint64_t M;
@@ -753,16 +761,17 @@ static void nr_local(const nr_ctx *c, double x, double *pi, double *u, double *v
     *w = uu * uu * uu * k3;
 }
 
-/* Fornberg's weights: derivatives 0..4 at x0 of the polynomial through
- * (xs[j], ys[j]), j < n (n <= 7) */
+/* Fornberg's weights: derivatives 0..NR_ND-1 at x0 of the polynomial
+ * through (xs[j], ys[j]), j < n (n <= NR_ND) */
+#define NR_ND 9
 static void nr_fornberg(double x0, const double *xs, const double *ys, unsigned n, double *der)
 {
-    double c[7][7][7];
+    double c[NR_ND][NR_ND][NR_ND];
     memset(c, 0, sizeof c);
     c[0][0][0] = 1.0;
     double c1 = 1.0, c4 = xs[0] - x0;
     for (unsigned i = 1; i < n; i++) {
-        unsigned mn = i < 6 ? i : 6;
+        unsigned mn = i < NR_ND - 1 ? i : NR_ND - 1;
         double c2 = 1.0, c5 = c4;
         c4 = xs[i] - x0;
         for (unsigned j = 0; j < i; j++) {
@@ -779,7 +788,7 @@ static void nr_fornberg(double x0, const double *xs, const double *ys, unsigned 
         }
         c1 = c2;
     }
-    for (unsigned m = 0; m <= 6; m++) {
+    for (unsigned m = 0; m < NR_ND; m++) {
         double s = 0.0;
         for (unsigned j = 0; j < n; j++)
             s += c[m][n - 1][j] * ys[j];
@@ -787,25 +796,162 @@ static void nr_fornberg(double x0, const double *xs, const double *ys, unsigned 
     }
 }
 
-/* The moment terms of E[F(Y)] from F's derivatives d[2..6] at N:
- * t[2..6] = F'' mu2/2, F''' mu3/6, F'''' mu4/24 (mu4 = 3 mu2^2), and the
- * Gaussian parts of the fifth and sixth moments, mu5 ~ 10 mu2 mu3 and
- * mu6 ~ 15 mu2^3 (the leading error left near a full filter, where G's
- * derivatives grow like 1/(M - b): 2^18 bits, k = 12, N = 3 M/k: t6 =
- * 1.18e-8 of E_fp, the gap to the propagation without it 1.18e-8, with it
- * 2.3e-13).  Returns the estimate of what they leave: the last two terms
- * in full, and the relative O(1/b*) errors of the moments (q = (k+1)/b*,
- * from the start of the fill; near a full filter t5, t6 carry the error,
- * measured). */
-static double nr_moment_terms(const double *d, double mu2, double mu3, double q, double *t)
+/* The moment terms of E[F(Y)] from F's derivatives d[2..8] at N:
+ * t[r] = F^(r) mu_r / r!, with mu4 = 3 mu2^2 + kappa4 and the leading
+ * parts of the higher moments: mu5 ~ 10 mu2 mu3, mu6 ~ 15 mu2^3 +
+ * 15 mu2 kappa4 + 10 mu3^2, mu7 ~ 105 mu2^2 mu3, mu8 ~ 105 mu2^4.  Near a
+ * full filter G's derivatives grow like those of a pole and the high terms
+ * carry the error (2^18 bits, k = 12, N = 3 M/k: t6 = 1.18e-8 of E_fp;
+ * 2^20 bits, k = 32, N = M/8: t6 = 1.5e-7, t8 about 4e-9).  Returns the
+ * estimate of what they leave: the next even and odd terms, extrapolated
+ * from the ratios of the last ones (t10 ~ t8 r, r = |t8/t6| times how much
+ * that ratio grew from |t6/t4|; t8/t6 = 1.4 t6/t4 for a pole, measured
+ * 1.6-2.2), twice; mu3's O(1) error dmu3 through t3, t5 and t7; kappa4's
+ * relative O(1/b*) error; the other moments' relative O(1/b*) errors (q =
+ * (k+1)/b*, from the start of the fill); and all of t[5..8] when the terms
+ * do not fall.  kap4 NAN: mu4 = 3 mu2^2, and all of t4's q-term left. */
+static double nr_moment_terms(const double *d, double mu2, double mu3, double dmu3, double kap4,
+                              double q, double *t)
 {
     t[2] = 0.5 * d[2] * mu2;
     t[3] = d[3] * mu3 / 6.0;
-    t[4] = d[4] * mu2 * mu2 / 8.0;
+    const double k4 = isfinite(kap4) ? kap4 : 0.0;
+    t[4] = d[4] * (3.0 * mu2 * mu2 + k4) / 24.0;
     t[5] = d[5] * 10.0 * mu2 * mu3 / 120.0;
-    t[6] = d[6] * 15.0 * mu2 * mu2 * mu2 / 720.0;
-    return 2.0 * (fabs(t[5]) + fabs(t[6])) + 32.0 * q * (fabs(t[3]) + fabs(t[4])) +
-           fabs(t[2]) * (32.0 * q * q + 1e-8);
+    t[6] = d[6] * (15.0 * mu2 * mu2 * mu2 + 15.0 * mu2 * k4 + 10.0 * mu3 * mu3) / 720.0;
+    t[7] = d[7] * 105.0 * mu2 * mu2 * mu3 / 5040.0;
+    t[8] = d[8] * mu2 * mu2 * mu2 * mu2 / 384.0;
+    /* mu4's O(N) part: kappa4 to leading order, else all of it left */
+    const double t4k = d[4] * k4 / 24.0;
+    const double e4 = isfinite(kap4) ? 32.0 * q * (fabs(t4k) + q * fabs(t[4])) : 32.0 * q * fabs(t[4]);
+    /* mu3's O(1) error dmu3, through t3, t5 and t7 */
+    const double e3 = dmu3 * (fabs(d[3]) / 6.0 + fabs(d[5]) * 10.0 * mu2 / 120.0 +
+                              fabs(d[7]) * 105.0 * mu2 * mu2 / 5040.0);
+    double est = e3 + 32.0 * q * (fabs(t[3]) + fabs(t[5]) + fabs(t[6])) + e4 +
+                 fabs(t[2]) * (32.0 * q * q + 1e-8);
+    double a4 = fabs(t[4]), a6 = fabs(t[6]), a8 = fabs(t[8]);
+    if (a8 == 0.0 && a6 == 0.0)
+        return est + 2.0 * fabs(t[7]);
+    if (!(a6 < a4) || !(a8 < a6))
+        return est + fabs(t[5]) + a6 + fabs(t[7]) + a8; /* not falling */
+    double r1 = a6 / a4, r2 = a8 / a6, acc = fmax(1.0, r2 / r1);
+    double t10 = a8 * r2 * acc;
+    double a3 = fabs(t[3]), a5 = fabs(t[5]), a7 = fabs(t[7]), t9 = 0.0;
+    if (a7 > 0.0) {
+        if (!(a5 < a3) || !(a7 < a5))
+            t9 = a5 + a7;
+        else {
+            double s1 = a5 / a3, s2 = a7 / a5;
+            t9 = a7 * s2 * fmax(1.0, s2 / s1);
+        }
+    }
+    return est + 2.0 * (t10 + t9);
+}
+
+/* df = f' on the grid x[0..n-1] (n >= 2): central differences over the
+ * two neighbours, one-sided at the ends */
+static void grid_diff(const double *x, const double *f, size_t n, double *df)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t a = i == 0 ? 0 : i - 1, z = i + 1 < n ? i + 1 : n - 1;
+        df[i] = (f[z] - f[a]) / (x[z] - x[a]);
+    }
+}
+
+/* The fourth cumulant of Y = J(B'_N) (its O(N) part; the Gaussian
+ * 3 mu2^2 is the rest of mu4).  With M_c = J(B'_c) - c and the step's
+ * conditional moments v, w and fourth cumulant k4s at B'_c,
+ *   kappa4 = sum_c 6 Cov(M_c^2, v(B'_c)) + 4 Cov(M_c, w(B'_c)) + E k4s,
+ * and B'_c - b_c = M_c/u - u' M_c^2/(2u^3) + ... (b_c the level where
+ * J = c, u = J') gives, summing over c by int u db,
+ *   kappa4 = int_0^b* 6 v' T + 6 (v'/u)' S^2 + 4 w' S + u k4s db,
+ *   S(b) = int_0^b u v (the variance so far),
+ *   T(b) = int_0^b u w + 3 v' S (the third moment so far),
+ * to leading order (relative O(1/b*)).  Trapezoids on a grid with steps
+ * of b* / 512, shrinking to a sixteenth of the distance to a full filter;
+ * derivatives by differences on it.  Returns NAN where the grid would be
+ * finer than 8 levels. */
+static double nr_kappa4(const nr_ctx *c, double bs)
+{
+    const double Md = (double)c->M;
+    const unsigned k = c->k;
+    enum { KG = 4096 };
+    double *x = rbf__malloc(6 * (size_t)KG * sizeof *x);
+    if (!x)
+        return NAN;
+    double *u = x + KG, *v = u + KG, *w = v + KG, *q4 = w + KG, *dv = q4 + KG;
+    size_t n = 0;
+    double xc = 0.0;
+    for (;;) {
+        double pi, uu, vv, ww;
+        nr_local(c, xc, &pi, &uu, &vv, &ww);
+        /* the step's fourth cumulant: u^4 kappa4(D') */
+        uint64_t b = (uint64_t)xc;
+        rbf__model_step_dist(c->M, k, c->nc, b, c->tau);
+        double m0 = 0.0, m1 = 0.0;
+        for (unsigned d = 1; d <= k; d++) {
+            m0 += c->tau[d];
+            m1 += (double)d * c->tau[d];
+        }
+        double mean = m1 / m0, c2 = 0.0, c4 = 0.0;
+        for (unsigned d = 1; d <= k; d++) {
+            double e = (double)d - mean, e2 = e * e;
+            c2 += e2 * c->tau[d];
+            c4 += e2 * e2 * c->tau[d];
+        }
+        c2 /= m0;
+        c4 /= m0;
+        x[n] = xc;
+        u[n] = uu;
+        v[n] = vv;
+        w[n] = ww;
+        q4[n] = uu * uu * uu * uu * (c4 - 3.0 * c2 * c2);
+        n++;
+        if (xc >= bs)
+            break;
+        double step = fmin(bs / 512.0, (Md - xc) / 16.0);
+        if (!(step >= 8.0) || n == KG) {
+            rbf__free(x);
+            return NAN;
+        }
+        xc = xc + step >= bs - 0.5 * step ? bs : xc + step;
+    }
+    /* derivatives on the nonuniform grid (3 points; one-sided at the ends) */
+    double *dw = n >= 2 ? rbf__malloc(3 * n * sizeof *dw) : NULL;
+    if (!dw) {
+        rbf__free(x);
+        return NAN;
+    }
+    double *dvu = dw + n, *dvu2 = dvu + n;
+    grid_diff(x, v, n, dv);
+    grid_diff(x, w, n, dw);
+    for (size_t i = 0; i < n; i++)
+        dvu[i] = dv[i] / u[i];
+    grid_diff(x, dvu, n, dvu2);
+    double S = 0.0, T = 0.0, K = 0.0, fS = 0.0, fT = 0.0, fK = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0) {
+            double h = x[i] - x[i - 1];
+            double gS = u[i] * v[i];
+            double nS = S + 0.5 * h * (fS + gS);
+            double gT = u[i] * w[i] + 3.0 * dv[i] * nS;
+            double nT = T + 0.5 * h * (fT + gT);
+            double gK = 6.0 * dv[i] * nT + 6.0 * dvu2[i] * nS * nS + 4.0 * dw[i] * nS + u[i] * q4[i];
+            K += 0.5 * h * (fK + gK);
+            S = nS;
+            T = nT;
+            fS = gS;
+            fT = gT;
+            fK = gK;
+        } else {
+            fS = u[0] * v[0];
+            fT = u[0] * w[0];
+            fK = u[0] * q4[0];
+        }
+    }
+    rbf__free(dw);
+    rbf__free(x);
+    return K;
 }
 
 /* int_0^X pi v and pi (w - 3 v^2) by Gauss-Legendre on panels no longer
@@ -843,16 +989,16 @@ static int nr_terms(const nr_ctx *c, uint64_t N, uint64_t lo, double bs, double 
     const uint64_t M = c->M;
     const unsigned k = c->k;
     const double Md = (double)M;
-    /* G's derivatives in J-time from 7 levels around b*: P against J */
+    /* G's derivatives in J-time from 9 levels around b*: P against J */
     double L = fmin((double)lo / ((double)k + 1.0), (Md - (double)lo) / 2.0);
     uint64_t h = L >= 32.0 ? (uint64_t)(L / 16.0) : 1;
-    if (lo < c->a->b1 + k + 2 + 3 * h || lo + 3 * h + k + 2 >= M)
+    if (lo < c->a->b1 + k + 2 + 4 * h || lo + 4 * h + k + 2 >= M)
         return 1;
-    double sx[7], sy[7], der[7];
-    for (unsigned j = 0; j < 7; j++)
-        if (nr_JP(c, lo + j * h - 3 * h, &sx[j], &sy[j]))
+    double sx[NR_ND], sy[NR_ND], der[NR_ND];
+    for (unsigned j = 0; j < NR_ND; j++)
+        if (nr_JP(c, lo + j * h - 4 * h, &sx[j], &sy[j]))
             return 1;
-    nr_fornberg((double)N, sx, sy, 7, der);
+    nr_fornberg((double)N, sx, sy, NR_ND, der);
     /* mu2 = H(N) + H'' mu2/2, H = V o J^-1: V(lo) by Euler-Maclaurin on
      * the smooth visit density plus the start-up transient, less the
      * overshoot V' E[overshoot] */
@@ -892,26 +1038,53 @@ static int nr_terms(const nr_ctx *c, uint64_t N, uint64_t lo, double bs, double 
     /* the linear interpolation's own error, G'' (N - Jlo)(Jhi - N)/2 */
     GN -= 0.5 * der[2] * ((double)N - Jlo) * (Jhi - (double)N);
     const double q = ((double)k + 1.0) / bs;
-    double t[7];
-    *est = nr_moment_terms(der, mu2, mu3, q, t);
-    *E = GN + t[2] + t[3] + t[4] + t[5] + t[6];
+    double t[NR_ND];
+    const double kap4 = nr_kappa4(c, bs);
+    /* mu3 is right to O(1) (its O(N) parts to relative O(1/b*)): measured
+     * against the exact law of B'_N (2^16, 2^17 bits, k = 8 and 32, near a
+     * full filter) |error| <= 4.8 q (|I32| + |3 v mu2|); 32 q of it */
+    const double dmu3 = 32.0 * q * (fabs(I32) + fabs(3.0 * vs * mu2));
+    *est = nr_moment_terms(der, mu2, mu3, dmu3, kap4, q, t);
+    *E = GN + t[2] + t[3] + t[4] + t[5] + t[6] + t[7] + t[8];
     /* E[rho(B'_N)] = E[R(Y)], R = rho o J^-1: the same moments */
-    double ry[7], rd[7];
-    for (unsigned j = 0; j < 7; j++)
-        ry[j] = rbf__model_rho(M, k, c->nc, lo + j * h - 3 * h);
-    nr_fornberg((double)N, sx, ry, 7, rd);
+    double ry[NR_ND], rd[NR_ND];
+    for (unsigned j = 0; j < NR_ND; j++)
+        ry[j] = rbf__model_rho(M, k, c->nc, lo + j * h - 4 * h);
+    nr_fornberg((double)N, sx, ry, NR_ND, rd);
     double rlo = rbf__model_rho(M, k, c->nc, lo), rhi = rbf__model_rho(M, k, c->nc, lo + 1);
     double RN = rlo + ((double)N - Jlo) / (Jhi - Jlo) * (rhi - rlo) -
                 0.5 * rd[2] * ((double)N - Jlo) * (Jhi - (double)N);
-    double r[7];
-    *Rest = nr_moment_terms(rd, mu2, mu3, q, r);
-    *R = RN + r[2] + r[3] + r[4] + r[5] + r[6];
+    double r[NR_ND];
+    *Rest = nr_moment_terms(rd, mu2, mu3, dmu3, kap4, q, r);
+    *R = RN + r[2] + r[3] + r[4] + r[5] + r[6] + r[7] + r[8];
     *Rest += 1e-13 * *R;
     return 0;
 }
 
+/* log P(B'_{N-1} = M) where the propagation starts to keep a full filter.
+ * Its cut drops levels below 1e-30 at the edges of the window each step,
+ * the front of the climb to a full filter among them, so it keeps one
+ * later than P(B'_{N-1} = M) = 1e-30 (e^-69.1), and the more so the longer
+ * the climb.  Measured (the first N the propagation says 1 at; the same N
+ * by hash steps and by the kernel chain at 65536 bits, k = 2): e^-62.35
+ * (16384 bits, k = 2), -60.97 (65536, 2), -59.0 (2^19, 2), -57.60 (2^21,
+ * 2; the fit below, made before, says -57.59), -63.38 (8192,
+ * 3), -64.45 (4096, 6), -63.82 (16384, 12, both hashings), -64.85 (4096,
+ * 16), -63.36 (32768, 24), -63.2 (65536, 32); this fit is within 0.65 of
+ * each. */
+static double fl_cut(uint64_t M, unsigned k)
+{
+    return -62.35 + 0.68 * (log2((double)M) - 14.0) - 0.6 * log2((double)k / 2.0);
+}
+
 int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double *relerr,
                     double *worst)
+{
+    return rbf__nreal_fast_ex(p, N, 0, real, relerr, worst);
+}
+
+int rbf__nreal_fast_ex(const rbf_model_params *p, uint64_t N, int force, double *real,
+                       double *relerr, double *worst)
 {
     const uint64_t M = p->bits;
     const unsigned k = p->hashes;
@@ -956,17 +1129,27 @@ int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double 
     double bmax = 2.0 * (double)k + 2.0, Vtop = nr_var(&c, (double)hi);
     double xneed = 24.67 * bmax + sqrt(608.6 * bmax * bmax + 148.0 * Vtop);
     if (!(Jhi - (double)N >= xneed)) {
-        if ((double)N - Jhi >= xneed) {
-            /* past a whole filling by far: the real user fills the
-             * filter within the cycle */
+        /* in between: the lower tail of the steps to a full filter.  The
+         * propagation keeps a full filter once P(B'_{N-1} = M) passes
+         * fl_cut (e^-65 to e^-59, growing with M); the estimate is within
+         * 0.9 of the exact log P there (test_full_filter_tail).  Within
+         * FL_SLACK of the cut the propagation decides, unless it would
+         * take minutes (force 2): then the cut alone. */
+        double lp = (double)N - Jhi >= xneed ? 0.0 : rbf__nreal_full_logp(p, N - 1);
+        const double cut = fl_cut(M, k);
+        const double slack = force >= 2 ? 0.0 : force == 1 ? 0.5 * FL_SLACK : FL_SLACK;
+        if (lp > cut + slack) {
+            /* the real user fills the filter within the cycle */
             *real = 1.0;
             if (worst)
                 *worst = 1.0;
             if (relerr)
                 *relerr = 0.0;
             rc = RBF_OK;
+            goto out;
         }
-        goto out; /* in between: the propagation decides */
+        if (!(lp <= cut - slack) || !((double)N < Jhi))
+            goto out;
     }
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
@@ -1000,13 +1183,174 @@ int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double 
     /* mass on a full filter (the propagation's exact_real = 1 there): keep
      * far from it */
     *real = model_clamp01(E / ((double)N + E));
-    if (!(rel <= NR_TOL) || !(E >= 0.0))
+    /* force 1 takes estimates of exact_real's error up to NR_TOL_SOFT
+     * (E_fp's relative error shrinks by 1 - real in exact_real), force 2
+     * any */
+    const double lim = force >= 2 ? INFINITY : force == 1 ? NR_TOL_SOFT : NR_TOL;
+    const double rrel = force == 1 ? rel * (1.0 - *real) : rel;
+    if (!(E >= 0.0) || !isfinite(rel) || !(rrel <= lim))
         goto out;
-    if (worst && !(Rest <= NR_TOL * R))
+    if (worst && !(Rest <= lim * R))
         goto out;
     rc = RBF_OK;
 out:
     rbf__free(c.tau);
     rbf__asym_free(&a);
     return rc;
+}
+
+/* ---- mass on a full filter (docs/models.md 3b, "exact_real")
+ *
+ * The real user's chain B'_c (each message conditioned on setting a bit)
+ * fills the filter after D bit-setting messages; the propagation keeps a
+ * full filter, and so prints exact_real = 1, once P(B'_{N-1} = M) =
+ * P(D <= N - 1) passes its 1e-30 cut.  D's lower tail far out (20 or more
+ * standard deviations) decides it, which no variance bound reaches.
+ *
+ * u(b) = E[e^{-theta D_b}] (D_b: steps from level b) solves
+ * u(b) = e^{-theta} E[u(b + D'_b)], u(M) = 1, D'_b the bits a bit-setting
+ * message sets at b.  Its WKB solution: log u(b) = -int_b^M s + A(b) with
+ * K_y(s(y)) = theta, K_y the cumulant generating function of D'_y, and
+ * A' = -s' m2/(2m) (m, m2 the s-tilted first and second moments of D'):
+ * Lambda(theta) = log u(0) = -int_0^M s + int_0^M s' m2/(2m), exact to
+ * O(k^2/M) per unit of A.  The tilted count of steps has mean int dy/m
+ * and variance V = int K''/m^3 dy; theta solves int dy/m = c, and
+ * Bahadur-Rao on the lattice gives
+ *   log P(D <= c) = theta c + Lambda - log(1 - e^{-theta}) - log(2 pi V)/2.
+ * Integrals by Gauss-Legendre on 8k panels in b/M (the step law changes on
+ * the scale M/k), D' at the integer level below y. */
+
+typedef struct fl_node {
+    double y, w;
+    double t[3][RBF_MAX_HASHES + 1]; /* conditioned step law at y, y-h, y+h */
+    double dy;                         /* the levels between the last two */
+} fl_node;
+
+/* K_t(s) = log sum_d t_d e^{s d}; *m, *v: tilted mean and variance */
+static double fl_K(const double *t, unsigned k, double s, double *m, double *v)
+{
+    double top = s > 0.0 ? s * (double)k : s;
+    double z = 0.0, z1 = 0.0, z2 = 0.0;
+    for (unsigned d = 1; d <= k; d++) {
+        if (t[d] == 0.0)
+            continue;
+        double e = t[d] * exp(s * (double)d - top);
+        z += e;
+        z1 += e * (double)d;
+        z2 += e * (double)d * (double)d;
+    }
+    double mean = z1 / z;
+    if (m)
+        *m = mean;
+    if (v)
+        *v = fmax(z2 / z - mean * mean, 0.0);
+    return top + log(z);
+}
+
+/* s with K_t(s) = theta (K is convex and increasing, K' in [1, k]) */
+static double fl_solve(const double *t, unsigned k, double theta, double s0)
+{
+    double s = s0;
+    for (int it = 0; it < 60; it++) {
+        double m, K = fl_K(t, k, s, &m, NULL);
+        double ds = (K - theta) / m;
+        s -= ds;
+        if (fabs(ds) <= 1e-15 * fabs(s) + 1e-300)
+            break;
+    }
+    return s;
+}
+
+double rbf__nreal_full_logp(const rbf_model_params *p, uint64_t c)
+{
+    const uint64_t M = p->bits;
+    const unsigned k = p->hashes;
+    const int nc = p->hashing == RBF_NON_COLLIDING;
+    const double Md = (double)M;
+    if (M < 2 || k < 1 || k > RBF_MAX_HASHES)
+        return NAN;
+    unsigned panels = 8 * k < 32 ? 32 : 8 * k;
+    const size_t nn = (size_t)panels * NX_GL;
+    fl_node *nd = rbf__malloc(nn * sizeof *nd);
+    if (!nd)
+        return NAN;
+    double gx[NX_GL], gw[NX_GL], tau[RBF_MAX_HASHES + 1];
+    rbf__model_gauss_legendre(NX_GL, gx, gw);
+    const double hy = fmax(1.0, Md / (64.0 * (double)panels));
+    for (unsigned q = 0; q < panels; q++) {
+        double x0 = Md * q / panels, x1 = Md * (q + 1) / panels;
+        double mid = 0.5 * (x0 + x1), half = 0.5 * (x1 - x0);
+        for (unsigned i = 0; i < NX_GL; i++) {
+            fl_node *n = &nd[(size_t)q * NX_GL + i];
+            n->y = mid + half * gx[i];
+            n->w = gw[i] * half;
+            uint64_t lv[3];
+            for (int j = 0; j < 3; j++) {
+                double y = n->y + (j == 0 ? 0.0 : j == 1 ? -hy : hy);
+                if (y < 0.0)
+                    y = 0.0;
+                uint64_t b = (uint64_t)y;
+                if (b > M - 1)
+                    b = M - 1;
+                lv[j] = b;
+                rbf__model_step_dist(M, k, nc, b, tau);
+                double z = 0.0;
+                for (unsigned d = 1; d <= k; d++)
+                    z += tau[d];
+                n->t[j][0] = 0.0;
+                for (unsigned d = 1; d <= k; d++)
+                    n->t[j][d] = tau[d] / z;
+            }
+            n->dy = (double)(lv[2] - lv[1]);
+        }
+    }
+    /* theta: int dy/m = c, by safeguarded Newton (int dy/m falls with theta) */
+    const double cd = (double)c;
+    double lo = 0.0, hi = INFINITY, theta = 0.0, S1 = 0.0, V = 0.0;
+    for (int it = 0; it < 200; it++) {
+        S1 = V = 0.0;
+        for (size_t i = 0; i < nn; i++) {
+            double m, v;
+            double s = fl_solve(nd[i].t[0], k, theta, theta);
+            (void)fl_K(nd[i].t[0], k, s, &m, &v);
+            S1 += nd[i].w / m;
+            V += nd[i].w * v / (m * m * m);
+        }
+        if (it == 0 && S1 <= cd) {
+            rbf__free(nd);
+            return 0.0; /* c at or past the mean filling: P(D <= c) is not small */
+        }
+        if (S1 > cd)
+            lo = theta;
+        else
+            hi = theta;
+        double g = S1 - cd;
+        if (fabs(g) <= 1e-12 * cd)
+            break;
+        if (!(V > 0.0))
+            break; /* every step sets one bit (k = 1): D = M */
+        double nt = theta + g / V;
+        if (!(nt > lo && nt < hi))
+            nt = isinf(hi) ? 2.0 * lo + 1e-6 : 0.5 * (lo + hi);
+        if (fabs(nt - theta) <= 1e-15 * theta)
+            break;
+        theta = nt;
+    }
+    /* Lambda(theta) */
+    double Is = 0.0, IA = 0.0;
+    for (size_t i = 0; i < nn; i++) {
+        double m, v;
+        double s = fl_solve(nd[i].t[0], k, theta, theta);
+        (void)fl_K(nd[i].t[0], k, s, &m, &v);
+        double Kp = fl_K(nd[i].t[2], k, s, NULL, NULL), Km = fl_K(nd[i].t[1], k, s, NULL, NULL);
+        double dK = nd[i].dy > 0.0 ? (Kp - Km) / nd[i].dy : 0.0;
+        double ds = -dK / m;
+        Is += nd[i].w * s;
+        IA += nd[i].w * ds * (v + m * m) / (2.0 * m);
+    }
+    rbf__free(nd);
+    if (!(V > 0.0))
+        return -INFINITY; /* k = 1: D = M exactly, and c < M */
+    double Lam = -Is + IA;
+    return theta * cd + Lam - log(-expm1(-theta)) - 0.5 * log(6.283185307179586 * V);
 }
