@@ -53,9 +53,9 @@ int main(void)
         }
     }
     /* Near a whole filling at 2^20 and 2^21 bits the propagation would take
-     * 3 to 13 s: auto takes the potentials' value under an estimate up to
-     * 2e-9 (rbf__nreal_fast_ex, force 1).  Measured gaps 1.9e-10 and
-     * 5.7e-11 in exact_real. */
+     * 3 to 13 s: auto takes the potentials' value (under an estimate of
+     * exact_real's error up to 1e-9 where the chain is slow:
+     * rbf__nreal_fast_ex, force 1).  Measured gaps 1.4e-11 and 5.4e-12. */
     static const struct {
         uint64_t M;
         unsigned k;

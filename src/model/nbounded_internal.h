@@ -77,10 +77,11 @@ int rbf__nreal_fast_ex(const rbf_model_params *p, uint64_t N, int force, double 
 #define RBF__NB_CHAIN_SOFT 3e8
 #define RBF__NB_CHAIN_MAX 1e11
 
-/* log P(B'_c = M): the real user's chain on a full filter after c
+/* *lp = log P(B'_c = M): the real user's chain on a full filter after c
  * bit-setting messages, by a WKB/Bahadur-Rao estimate (nexact.c); 0 when c
- * is at or past the mean number of steps to a full filter, NAN on error. */
-double rbf__nreal_full_logp(const rbf_model_params *p, uint64_t c);
+ * is at or past the mean number of steps to a full filter.  Returns a
+ * status (RBF_ENOMEM, RBF_EINVAL). */
+int rbf__nreal_full_logp(const rbf_model_params *p, uint64_t c, double *lp);
 
 /* E[rho(B_n)] alone by the fast evaluator (tests), *relerr its estimate. */
 double rbf__nexact_term(const rbf_model_params *p, uint64_t n, double *relerr);

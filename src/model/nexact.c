@@ -47,10 +47,10 @@
                       * above the measured gaps) */
 #define NR_TOL_SOFT 1e-9 /* where the propagation would take seconds: the
                           * estimate carried to exact_real, est (1 - real).
-                          * Over 128 grid points within it (2^16 ... 2^21
-                          * bits, k = 8 ... 32, up to 0.99 of a whole
+                          * Over 133 grid points within it (2^16 ... 2^21
+                          * bits, k = 2 ... 32, up to 0.995 of a whole
                           * filling) the largest gap to the propagation was
-                          * 1.9e-10 in exact_real */
+                          * 1.0e-10 in exact_real */
 
 typedef struct nx_ctx {
     uint64_t M;
@@ -763,7 +763,8 @@ static void nr_local(const nr_ctx *c, double x, double *pi, double *u, double *v
 
 /* Fornberg's weights: derivatives 0..NR_ND-1 at x0 of the polynomial
  * through (xs[j], ys[j]), j < n (n <= NR_ND) */
-#define NR_ND 9
+#define NR_ND 11
+#define NR_HW 5 /* the stencil's levels either side of b* */
 static void nr_fornberg(double x0, const double *xs, const double *ys, unsigned n, double *der)
 {
     double c[NR_ND][NR_ND][NR_ND];
@@ -821,31 +822,36 @@ static double nr_moment_terms(const double *d, double mu2, double mu3, double dm
     t[6] = d[6] * (15.0 * mu2 * mu2 * mu2 + 15.0 * mu2 * k4 + 10.0 * mu3 * mu3) / 720.0;
     t[7] = d[7] * 105.0 * mu2 * mu2 * mu3 / 5040.0;
     t[8] = d[8] * mu2 * mu2 * mu2 * mu2 / 384.0;
+    t[9] = d[9] * 1260.0 * mu2 * mu2 * mu2 * mu3 / 362880.0;
+    t[10] = d[10] * 945.0 * mu2 * mu2 * mu2 * mu2 * mu2 / 3628800.0;
     /* mu4's O(N) part: kappa4 to leading order, else all of it left */
     const double t4k = d[4] * k4 / 24.0;
     const double e4 = isfinite(kap4) ? 32.0 * q * (fabs(t4k) + q * fabs(t[4])) : 32.0 * q * fabs(t[4]);
     /* mu3's O(1) error dmu3, through t3, t5 and t7 */
     const double e3 = dmu3 * (fabs(d[3]) / 6.0 + fabs(d[5]) * 10.0 * mu2 / 120.0 +
-                              fabs(d[7]) * 105.0 * mu2 * mu2 / 5040.0);
-    double est = e3 + 32.0 * q * (fabs(t[3]) + fabs(t[5]) + fabs(t[6])) + e4 +
+                              fabs(d[7]) * 105.0 * mu2 * mu2 / 5040.0 +
+                              fabs(d[9]) * 1260.0 * mu2 * mu2 * mu2 / 362880.0);
+    double est = e3 + 32.0 * q * (fabs(t[3]) + fabs(t[5]) + fabs(t[6]) + fabs(t[7]) + fabs(t[8])) + e4 +
                  fabs(t[2]) * (32.0 * q * q + 1e-8);
-    double a4 = fabs(t[4]), a6 = fabs(t[6]), a8 = fabs(t[8]);
-    if (a8 == 0.0 && a6 == 0.0)
-        return est + 2.0 * fabs(t[7]);
-    if (!(a6 < a4) || !(a8 < a6))
-        return est + fabs(t[5]) + a6 + fabs(t[7]) + a8; /* not falling */
-    double r1 = a6 / a4, r2 = a8 / a6, acc = fmax(1.0, r2 / r1);
-    double t10 = a8 * r2 * acc;
-    double a3 = fabs(t[3]), a5 = fabs(t[5]), a7 = fabs(t[7]), t9 = 0.0;
-    if (a7 > 0.0) {
-        if (!(a5 < a3) || !(a7 < a5))
-            t9 = a5 + a7;
+    /* the next even term from t6, t8, t10, the next odd one from t5, t7,
+     * t9 */
+    double a6 = fabs(t[6]), a8 = fabs(t[8]), a10 = fabs(t[10]);
+    if (a10 == 0.0 && a8 == 0.0)
+        return est + 2.0 * fabs(t[9]);
+    if (!(a8 < a6) || !(a10 < a8))
+        return est + fabs(t[7]) + a8 + fabs(t[9]) + a10; /* not falling */
+    double r1 = a8 / a6, r2 = a10 / a8;
+    double t12 = a10 * r2 * fmax(1.0, r2 / r1);
+    double a5 = fabs(t[5]), a7 = fabs(t[7]), a9 = fabs(t[9]), t11 = 0.0;
+    if (a9 > 0.0) {
+        if (!(a7 < a5) || !(a9 < a7))
+            t11 = a7 + a9;
         else {
-            double s1 = a5 / a3, s2 = a7 / a5;
-            t9 = a7 * s2 * fmax(1.0, s2 / s1);
+            double s1 = a7 / a5, s2 = a9 / a7;
+            t11 = a9 * s2 * fmax(1.0, s2 / s1);
         }
     }
-    return est + 2.0 * (t10 + t9);
+    return est + 2.0 * (t12 + t11);
 }
 
 /* df = f' on the grid x[0..n-1] (n >= 2): central differences over the
@@ -869,16 +875,17 @@ static void grid_diff(const double *x, const double *f, size_t n, double *df)
  *   T(b) = int_0^b u w + 3 v' S (the third moment so far),
  * to leading order (relative O(1/b*)).  Trapezoids on a grid with steps
  * of b* / 512, shrinking to a sixteenth of the distance to a full filter;
- * derivatives by differences on it.  Returns NAN where the grid would be
- * finer than 8 levels. */
-static double nr_kappa4(const nr_ctx *c, double bs)
+ * derivatives by differences on it.  *out NAN where the grid would be
+ * finer than 8 levels.  Returns a status. */
+static int nr_kappa4(const nr_ctx *c, double bs, double *out)
 {
     const double Md = (double)c->M;
     const unsigned k = c->k;
     enum { KG = 4096 };
+    *out = NAN;
     double *x = rbf__malloc(6 * (size_t)KG * sizeof *x);
     if (!x)
-        return NAN;
+        return RBF_ENOMEM;
     double *u = x + KG, *v = u + KG, *w = v + KG, *q4 = w + KG, *dv = q4 + KG;
     size_t n = 0;
     double xc = 0.0;
@@ -912,15 +919,19 @@ static double nr_kappa4(const nr_ctx *c, double bs)
         double step = fmin(bs / 512.0, (Md - xc) / 16.0);
         if (!(step >= 8.0) || n == KG) {
             rbf__free(x);
-            return NAN;
+            return RBF_OK;
         }
         xc = xc + step >= bs - 0.5 * step ? bs : xc + step;
     }
     /* derivatives on the nonuniform grid (3 points; one-sided at the ends) */
-    double *dw = n >= 2 ? rbf__malloc(3 * n * sizeof *dw) : NULL;
+    if (n < 2) {
+        rbf__free(x);
+        return RBF_OK;
+    }
+    double *dw = rbf__malloc(3 * n * sizeof *dw);
     if (!dw) {
         rbf__free(x);
-        return NAN;
+        return RBF_ENOMEM;
     }
     double *dvu = dw + n, *dvu2 = dvu + n;
     grid_diff(x, v, n, dv);
@@ -951,7 +962,8 @@ static double nr_kappa4(const nr_ctx *c, double bs)
     }
     rbf__free(dw);
     rbf__free(x);
-    return K;
+    *out = K;
+    return RBF_OK;
 }
 
 /* int_0^X pi v and pi (w - 3 v^2) by Gauss-Legendre on panels no longer
@@ -980,9 +992,10 @@ static void nr_integrals(const nr_ctx *c, double X, double *Iv, double *I3)
     *I3 = s3;
 }
 
-/* E_fp = G(N) + G'' mu2/2 + G''' mu3/6 + G'''' mu4/24 (see above) and an
- * estimate of its error; lo the level below b* = J^-1(N), GN = G(N)
- * interpolated linearly between J(lo) = Jlo and J(lo + 1) = Jhi */
+/* E_fp = G(N) + G'' mu2/2 + G''' mu3/6 + ... (see above) and an estimate
+ * of its error; lo the level below b* = J^-1(N), GN = G(N) interpolated
+ * linearly between J(lo) = Jlo and J(lo + 1) = Jhi.  Returns 0, 1 (not
+ * applicable) or RBF_ENOMEM. */
 static int nr_terms(const nr_ctx *c, uint64_t N, uint64_t lo, double bs, double GN, double Jlo,
                     double Jhi, double *E, double *est, double *R, double *Rest)
 {
@@ -992,11 +1005,11 @@ static int nr_terms(const nr_ctx *c, uint64_t N, uint64_t lo, double bs, double 
     /* G's derivatives in J-time from 9 levels around b*: P against J */
     double L = fmin((double)lo / ((double)k + 1.0), (Md - (double)lo) / 2.0);
     uint64_t h = L >= 32.0 ? (uint64_t)(L / 16.0) : 1;
-    if (lo < c->a->b1 + k + 2 + 4 * h || lo + 4 * h + k + 2 >= M)
+    if (lo < c->a->b1 + k + 2 + NR_HW * h || lo + NR_HW * h + k + 2 >= M)
         return 1;
     double sx[NR_ND], sy[NR_ND], der[NR_ND];
     for (unsigned j = 0; j < NR_ND; j++)
-        if (nr_JP(c, lo + j * h - 4 * h, &sx[j], &sy[j]))
+        if (nr_JP(c, lo + j * h - NR_HW * h, &sx[j], &sy[j]))
             return 1;
     nr_fornberg((double)N, sx, sy, NR_ND, der);
     /* mu2 = H(N) + H'' mu2/2, H = V o J^-1: V(lo) by Euler-Maclaurin on
@@ -1039,24 +1052,27 @@ static int nr_terms(const nr_ctx *c, uint64_t N, uint64_t lo, double bs, double 
     GN -= 0.5 * der[2] * ((double)N - Jlo) * (Jhi - (double)N);
     const double q = ((double)k + 1.0) / bs;
     double t[NR_ND];
-    const double kap4 = nr_kappa4(c, bs);
+    double kap4;
+    int rc = nr_kappa4(c, bs, &kap4);
+    if (rc)
+        return rc;
     /* mu3 is right to O(1) (its O(N) parts to relative O(1/b*)): measured
      * against the exact law of B'_N (2^16, 2^17 bits, k = 8 and 32, near a
      * full filter) |error| <= 4.8 q (|I32| + |3 v mu2|); 32 q of it */
     const double dmu3 = 32.0 * q * (fabs(I32) + fabs(3.0 * vs * mu2));
     *est = nr_moment_terms(der, mu2, mu3, dmu3, kap4, q, t);
-    *E = GN + t[2] + t[3] + t[4] + t[5] + t[6] + t[7] + t[8];
+    *E = GN + t[2] + t[3] + t[4] + t[5] + t[6] + t[7] + t[8] + t[9] + t[10];
     /* E[rho(B'_N)] = E[R(Y)], R = rho o J^-1: the same moments */
     double ry[NR_ND], rd[NR_ND];
     for (unsigned j = 0; j < NR_ND; j++)
-        ry[j] = rbf__model_rho(M, k, c->nc, lo + j * h - 4 * h);
+        ry[j] = rbf__model_rho(M, k, c->nc, lo + j * h - NR_HW * h);
     nr_fornberg((double)N, sx, ry, NR_ND, rd);
     double rlo = rbf__model_rho(M, k, c->nc, lo), rhi = rbf__model_rho(M, k, c->nc, lo + 1);
     double RN = rlo + ((double)N - Jlo) / (Jhi - Jlo) * (rhi - rlo) -
                 0.5 * rd[2] * ((double)N - Jlo) * (Jhi - (double)N);
     double r[NR_ND];
     *Rest = nr_moment_terms(rd, mu2, mu3, dmu3, kap4, q, r);
-    *R = RN + r[2] + r[3] + r[4] + r[5] + r[6] + r[7] + r[8];
+    *R = RN + r[2] + r[3] + r[4] + r[5] + r[6] + r[7] + r[8] + r[9] + r[10];
     *Rest += 1e-13 * *R;
     return 0;
 }
@@ -1135,7 +1151,14 @@ int rbf__nreal_fast_ex(const rbf_model_params *p, uint64_t N, int force, double 
          * 0.9 of the exact log P there (test_full_filter_tail).  Within
          * FL_SLACK of the cut the propagation decides, unless it would
          * take minutes (force 2): then the cut alone. */
-        double lp = (double)N - Jhi >= xneed ? 0.0 : rbf__nreal_full_logp(p, N - 1);
+        double lp = 0.0;
+        if (!((double)N - Jhi >= xneed)) {
+            int lr = rbf__nreal_full_logp(p, N - 1, &lp);
+            if (lr) {
+                rc = lr;
+                goto out;
+            }
+        }
         const double cut = fl_cut(M, k);
         const double slack = force >= 2 ? 0.0 : force == 1 ? 0.5 * FL_SLACK : FL_SLACK;
         if (lp > cut + slack) {
@@ -1172,8 +1195,11 @@ int rbf__nreal_fast_ex(const rbf_model_params *p, uint64_t N, int force, double 
     double rs = rbf__model_rho(M, k, nc, lo);
     double oms = rbf__model_one_minus_rho(M, k, nc, lo);
     double E, est, R, Rest;
-    if (nr_terms(&c, N, lo, bs, GN, Jlo, Jhi, &E, &est, &R, &Rest))
+    int tr = nr_terms(&c, N, lo, bs, GN, Jlo, Jhi, &E, &est, &R, &Rest);
+    if (tr) {
+        rc = tr < 0 ? tr : 1;
         goto out;
+    }
     if (worst)
         *worst = model_clamp01(R);
     est += 1e-12 * (Plo + fabs(Jlo) * rs / oms);
@@ -1261,19 +1287,20 @@ static double fl_solve(const double *t, unsigned k, double theta, double s0)
     return s;
 }
 
-double rbf__nreal_full_logp(const rbf_model_params *p, uint64_t c)
+int rbf__nreal_full_logp(const rbf_model_params *p, uint64_t c, double *out)
 {
     const uint64_t M = p->bits;
     const unsigned k = p->hashes;
     const int nc = p->hashing == RBF_NON_COLLIDING;
     const double Md = (double)M;
+    *out = NAN;
     if (M < 2 || k < 1 || k > RBF_MAX_HASHES)
-        return NAN;
+        return RBF_EINVAL;
     unsigned panels = 8 * k < 32 ? 32 : 8 * k;
     const size_t nn = (size_t)panels * NX_GL;
     fl_node *nd = rbf__malloc(nn * sizeof *nd);
     if (!nd)
-        return NAN;
+        return RBF_ENOMEM;
     double gx[NX_GL], gw[NX_GL], tau[RBF_MAX_HASHES + 1];
     rbf__model_gauss_legendre(NX_GL, gx, gw);
     const double hy = fmax(1.0, Md / (64.0 * (double)panels));
@@ -1318,7 +1345,8 @@ double rbf__nreal_full_logp(const rbf_model_params *p, uint64_t c)
         }
         if (it == 0 && S1 <= cd) {
             rbf__free(nd);
-            return 0.0; /* c at or past the mean filling: P(D <= c) is not small */
+            *out = 0.0; /* c at or past the mean filling: P(D <= c) is not small */
+            return RBF_OK;
         }
         if (S1 > cd)
             lo = theta;
@@ -1349,8 +1377,11 @@ double rbf__nreal_full_logp(const rbf_model_params *p, uint64_t c)
         IA += nd[i].w * ds * (v + m * m) / (2.0 * m);
     }
     rbf__free(nd);
-    if (!(V > 0.0))
-        return -INFINITY; /* k = 1: D = M exactly, and c < M */
+    if (!(V > 0.0)) {
+        *out = -INFINITY; /* k = 1: D = M exactly, and c < M */
+        return RBF_OK;
+    }
     double Lam = -Is + IA;
-    return theta * cd + Lam - log(-expm1(-theta)) - 0.5 * log(6.283185307179586 * V);
+    *out = theta * cd + Lam - log(-expm1(-theta)) - 0.5 * log(6.283185307179586 * V);
+    return RBF_OK;
 }
