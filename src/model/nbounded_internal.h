@@ -63,19 +63,19 @@ extern int rbf__nb_chain_only;
 int rbf__nreal_fast(const rbf_model_params *p, uint64_t N, double *real, double *relerr,
                     double *worst);
 /* The same; force 1: take estimates of exact_real's own error up to 1e-9
- * (instead of 2e-10 of E_fp's) and let the propagation
- * decide a full filter only within 1.5 of the cut (else 3); force 2: take
- * the value whatever its estimate, and decide a full filter by the cut
- * alone.  Where the propagation would take seconds (force 1: N k sqrt(M)
- * above RBF__NB_CHAIN_SOFT) or minutes to hours (force 2:
+ * (instead of 2e-10 of E_fp's) and let the propagation decide a full
+ * filter only within 1.5 of the cut (else 3); force 2: take the value
+ * whatever its estimate, and decide a full filter by the cut alone.  Where
+ * the propagation would take a fraction of a second to seconds (force 1:
+ * N k sqrt(M) above RBF__NB_CHAIN_SOFT) or longer (force 2: above
  * RBF__NB_CHAIN_MAX), auto and fast use them instead of falling back to
  * it (nbounded.c). */
 int rbf__nreal_fast_ex(const rbf_model_params *p, uint64_t N, int force, double *real,
                        double *relerr, double *worst);
 /* The kernel chain's cost N k sqrt(M): 2^21 bits, k = 32, N = 262144 is
- * 1.2e10 and took 13 s on the 2-core test machine. */
+ * 1.2e10 and took 13 s on the 2-core test machine; 3e9 is about 3 s. */
 #define RBF__NB_CHAIN_SOFT 3e8
-#define RBF__NB_CHAIN_MAX 1e11
+#define RBF__NB_CHAIN_MAX 3e9
 
 /* *lp = log P(B'_c = M): the real user's chain on a full filter after c
  * bit-setting messages, by a WKB/Bahadur-Rao estimate (nexact.c); 0 when c
