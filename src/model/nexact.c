@@ -678,8 +678,9 @@ static void nr_rho_x(const nr_ctx *c, double x, double *rho, double *omr, double
     *drho = *rho * s;
 }
 
-/* Var(D') and its third central moment at an integer level b */
-static void nr_dmom_int(const nr_ctx *c, uint64_t b, double *var, double *k3)
+/* Var(D'), its third central moment and (k4 may be NULL) its fourth
+ * cumulant at an integer level b */
+static void nr_dmom_int(const nr_ctx *c, uint64_t b, double *var, double *k3, double *k4)
 {
     rbf__model_step_dist(c->M, c->k, c->nc, b, c->tau);
     double m0 = 0.0, m1 = 0.0;
@@ -688,16 +689,21 @@ static void nr_dmom_int(const nr_ctx *c, uint64_t b, double *var, double *k3)
         m1 += (double)d * c->tau[d];
     }
     *var = *k3 = 0.0;
+    if (k4)
+        *k4 = 0.0;
     if (!(m0 > 0.0))
         return;
-    double mean = m1 / m0, v = 0.0, t = 0.0;
+    double mean = m1 / m0, v = 0.0, t = 0.0, f = 0.0;
     for (unsigned d = 1; d <= c->k; d++) {
-        double e = (double)d - mean;
-        v += e * e * c->tau[d];
-        t += e * e * e * c->tau[d];
+        double e = (double)d - mean, e2 = e * e;
+        v += e2 * c->tau[d];
+        t += e2 * e * c->tau[d];
+        f += e2 * e2 * c->tau[d];
     }
     *var = v / m0;
     *k3 = t / m0;
+    if (k4)
+        *k4 = f / m0 - 3.0 * (*var) * (*var);
 }
 
 /* Var(J-step | a bit-setting message at b) per unit of J'(b)^2: the
@@ -705,7 +711,7 @@ static void nr_dmom_int(const nr_ctx *c, uint64_t b, double *var, double *k3)
 static double nr_vard(const nr_ctx *c, uint64_t b)
 {
     double v, k3;
-    nr_dmom_int(c, b, &v, &k3);
+    nr_dmom_int(c, b, &v, &k3, NULL);
     return v;
 }
 
@@ -747,9 +753,9 @@ static void nr_local(const nr_ctx *c, double x, double *pi, double *u, double *v
     double du0 = -drho / m1 + u0 / z;
     uint64_t b = (uint64_t)x;
     double f = x - (double)b, va, ka, vb = 0.0, kb = 0.0;
-    nr_dmom_int(c, b, &va, &ka);
+    nr_dmom_int(c, b, &va, &ka, NULL);
     if (f > 0.0 && b + 1 < c->M)
-        nr_dmom_int(c, b + 1, &vb, &kb);
+        nr_dmom_int(c, b + 1, &vb, &kb, NULL);
     double var = va + f * (vb - va), k3 = ka + f * (kb - ka);
     double mean = 1.0 / u0; /* E[D'] = E[D]/(1 - rho) */
     double ed2 = var + mean * mean;
@@ -880,39 +886,26 @@ static void grid_diff(const double *x, const double *f, size_t n, double *df)
 static int nr_kappa4(const nr_ctx *c, double bs, double *out)
 {
     const double Md = (double)c->M;
-    const unsigned k = c->k;
     enum { KG = 4096 };
     *out = NAN;
-    double *x = rbf__malloc(6 * (size_t)KG * sizeof *x);
+    double *x = rbf__malloc(9 * (size_t)KG * sizeof *x);
     if (!x)
         return RBF_ENOMEM;
     double *u = x + KG, *v = u + KG, *w = v + KG, *q4 = w + KG, *dv = q4 + KG;
+    double *dw = dv + KG, *dvu = dw + KG, *dvu2 = dvu + KG;
     size_t n = 0;
     double xc = 0.0;
     for (;;) {
         double pi, uu, vv, ww;
         nr_local(c, xc, &pi, &uu, &vv, &ww);
         /* the step's fourth cumulant: u^4 kappa4(D') */
-        uint64_t b = (uint64_t)xc;
-        rbf__model_step_dist(c->M, k, c->nc, b, c->tau);
-        double m0 = 0.0, m1 = 0.0;
-        for (unsigned d = 1; d <= k; d++) {
-            m0 += c->tau[d];
-            m1 += (double)d * c->tau[d];
-        }
-        double mean = m1 / m0, c2 = 0.0, c4 = 0.0;
-        for (unsigned d = 1; d <= k; d++) {
-            double e = (double)d - mean, e2 = e * e;
-            c2 += e2 * c->tau[d];
-            c4 += e2 * e2 * c->tau[d];
-        }
-        c2 /= m0;
-        c4 /= m0;
+        double dvar, dk3, dk4;
+        nr_dmom_int(c, (uint64_t)xc, &dvar, &dk3, &dk4);
         x[n] = xc;
         u[n] = uu;
         v[n] = vv;
         w[n] = ww;
-        q4[n] = uu * uu * uu * uu * (c4 - 3.0 * c2 * c2);
+        q4[n] = uu * uu * uu * uu * dk4;
         n++;
         if (xc >= bs)
             break;
@@ -928,12 +921,6 @@ static int nr_kappa4(const nr_ctx *c, double bs, double *out)
         rbf__free(x);
         return RBF_OK;
     }
-    double *dw = rbf__malloc(3 * n * sizeof *dw);
-    if (!dw) {
-        rbf__free(x);
-        return RBF_ENOMEM;
-    }
-    double *dvu = dw + n, *dvu2 = dvu + n;
     grid_diff(x, v, n, dv);
     grid_diff(x, w, n, dw);
     for (size_t i = 0; i < n; i++)
@@ -960,7 +947,6 @@ static int nr_kappa4(const nr_ctx *c, double bs, double *out)
             fK = u[0] * q4[0];
         }
     }
-    rbf__free(dw);
     rbf__free(x);
     *out = K;
     return RBF_OK;
