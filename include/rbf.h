@@ -324,6 +324,45 @@ RBF_API int rbf_load_buffer(const void *buf, size_t len, rbf **out);
  * or RBF_ERANGE (the range reaches past size - 8). */
 RBF_API int rbf_save_range(const rbf *f, uint64_t offset, void *buf, size_t len);
 
+/* Dumps: the image of a filter as it was at rbf_dump_open, read front to
+ * back in pieces while the filter goes on changing (the Redis module's
+ * SCANDUMP streams one).  Before every write to the filter while a dump is
+ * open, tell the dump what is coming: rbf_dump_before_insert with the keys
+ * about to be inserted (it works out itself whether they may recycle), or
+ * rbf_dump_before_recycle before a recycle or any other write.  The dump
+ * then keeps copies of the pages of the image not yet read that the write
+ * may change (4 KiB each; rbf_dump_held says how many bytes it holds), and
+ * rbf_dump_read serves them.  The filter must outlive its dumps; any
+ * number of dumps of one filter may be open.  The last 8 bytes read are
+ * the image's checksum, so the bytes read, end to end, are exactly what
+ * rbf_save_buffer would have written at rbf_dump_open and load with
+ * rbf_load_buffer.
+ *
+ * rbf_dump_open: RBF_OK, RBF_EINVAL, RBF_ENOMEM.  rbf_dump_before_*:
+ * RBF_OK, or RBF_ENOMEM when a copy could not be made: the dump is then
+ * broken (every later call answers RBF_ENOMEM) and should be closed.
+ * rbf_dump_read stores in *got the bytes it wrote into buf (at most cap; 0
+ * once the whole image was read). */
+typedef struct rbf_dump rbf_dump;
+RBF_API int rbf_dump_open(const rbf *f, rbf_dump **out);
+RBF_API void rbf_dump_close(rbf_dump *d);
+RBF_API uint64_t rbf_dump_size(const rbf_dump *d);   /* image bytes, checksum included */
+RBF_API uint64_t rbf_dump_offset(const rbf_dump *d); /* bytes read so far */
+RBF_API uint64_t rbf_dump_held(const rbf_dump *d);   /* bytes of page copies held */
+RBF_API int rbf_dump_before_insert(rbf_dump *d, const void *const *keys, const size_t *lens,
+                                   size_t n);
+RBF_API int rbf_dump_before_recycle(rbf_dump *d);
+RBF_API int rbf_dump_read(rbf_dump *d, void *buf, size_t cap, size_t *got);
+
+/* The total size of the image whose first len bytes are at head (at least
+ * its header: 128 bytes for a flat filter, 192 for a blocked one), from
+ * its header, which is checked (magic, version, header checksum): for a
+ * reader that assembles an image in pieces and must know how much is
+ * coming.  RBF_OK, RBF_EFORMAT (not an rbf image, or a version this
+ * library does not read), RBF_ECORRUPT (a damaged header), RBF_ERANGE
+ * (len shorter than the header), RBF_EINVAL (NULL). */
+RBF_API int rbf_image_size(const void *head, size_t len, uint64_t *size);
+
 #ifdef __cplusplus
 }
 #endif
