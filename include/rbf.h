@@ -181,6 +181,10 @@ RBF_API void rbf_free(rbf *f);
 
 /* The configuration the filter runs with. */
 RBF_API void rbf_get_config(const rbf *f, rbf_config *out);
+/* A copy of f (configuration, seed, counters, both bit arrays) in *out: the
+ * two then answer alike and change independently.  RBF_OK, RBF_EINVAL,
+ * RBF_ENOMEM. */
+RBF_API int rbf_copy(const rbf *f, rbf **out);
 
 /* The keyed 64-bit hash of a message: XXH3_64bits_withSeed(key, len, seed).
  * Compute it once and pass it to the *_hash functions. `key` may be NULL

@@ -173,6 +173,51 @@ void rbf_free(rbf *f)
     rbf__free(f);
 }
 
+/* A filter of its own with the same configuration, seed, counters and
+ * bits.  A concurrent filter is copied through its image, which gathers
+ * its per-thread state. */
+int rbf_copy(const rbf *f, rbf **out)
+{
+    if (!out)
+        return RBF_EINVAL;
+    *out = NULL;
+    if (!f)
+        return RBF_EINVAL;
+    if (f->conc) {
+        uint64_t n = 0;
+        int rc = rbf_save_size(f, &n);
+        void *img = rc == RBF_OK && n <= SIZE_MAX ? rbf__malloc((size_t)n) : NULL;
+        if (!img)
+            return RBF_ENOMEM;
+        rc = rbf_save_buffer(f, img, (size_t)n);
+        if (rc == RBF_OK)
+            rc = rbf_load_buffer(img, (size_t)n, out);
+        rbf__free(img);
+        if (rc == RBF_OK && (rc = rbf_set_concurrent(*out, 1)) != RBF_OK) {
+            rbf_free(*out);
+            *out = NULL;
+        }
+        return rc;
+    }
+    struct rbf *g;
+    int rc = rbf__alloc(&f->cfg, &g);
+    if (rc != RBF_OK)
+        return rc;
+    /* only the words ever written: an untouched array stays unfaulted */
+    if (f->b)
+        memcpy(g->active, f->active, words_bytes(f->nwords));
+    if (f->frozen && f->fb)
+        memcpy(g->frozen, f->frozen, words_bytes(f->nwords));
+    g->b = f->b;
+    g->fb = f->fb;
+    g->c = f->c;
+    g->cycles = f->cycles;
+    g->inserts = f->inserts;
+    g->reported_new = f->reported_new;
+    *out = g;
+    return RBF_OK;
+}
+
 void rbf_get_config(const rbf *f, rbf_config *out)
 {
     if (f && out)
