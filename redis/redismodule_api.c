@@ -7,6 +7,7 @@
 
 #define RMAPI_DEFINE(ret, name, args) ret(*RedisModule_##name) args = NULL;
 RMAPI_FUNCS(RMAPI_DEFINE)
+RMAPI_OPTIONAL(RMAPI_DEFINE)
 #undef RMAPI_DEFINE
 
 int rbf_redis_api_init(RedisModuleCtx *ctx, const char *name, int ver)
@@ -24,6 +25,11 @@ int rbf_redis_api_init(RedisModuleCtx *ctx, const char *name, int ver)
         return REDISMODULE_ERR;
     RMAPI_FUNCS(RMAPI_FETCH)
 #undef RMAPI_FETCH
+#define RMAPI_TRY(ret, nm, args)                                               \
+    if (getapi("RedisModule_" #nm, (void *)&RedisModule_##nm) != REDISMODULE_OK) \
+        RedisModule_##nm = NULL;
+    RMAPI_OPTIONAL(RMAPI_TRY)
+#undef RMAPI_TRY
     if (RedisModule_IsModuleNameBusy(name))
         return REDISMODULE_ERR;
     RedisModule_SetModuleAttribs(ctx, name, ver, REDISMODULE_APIVER_1);

@@ -169,6 +169,9 @@ def main():
                     seq.insert(j, seq[j])
                 vs = [["RBF.LOADCHUNK", rng.choice(KEYS), cu, da] for cu, da in seq]
                 vs = [[v[0], vs[0][1]] + v[2:] for v in vs]
+                # a restore goes to an empty key: a header chunk onto a
+                # live filter is refused
+                vs.insert(0, ["DEL", vs[0][1]])
             else:
                 vs = [vector(rng, images)]
             for v in vs:
