@@ -921,10 +921,11 @@ static PyObject *Filter_from_bytes(PyObject *cls, PyObject *args, PyObject *kw)
 static PyObject *Filter_load(PyObject *cls, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"path", "concurrent", NULL};
-    PyObject *path = NULL;
+    PyObject *arg = NULL, *path = NULL;
     int concurrent = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|$p", kwlist, PyUnicode_FSConverter, &path,
-                                     &concurrent))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$p", kwlist, &arg, &concurrent))
+        return NULL;
+    if (!PyUnicode_FSConverter(arg, &path))
         return NULL;
     const char *p = PyBytes_AsString(path);
     if (!p) {
@@ -940,7 +941,7 @@ static PyObject *Filter_load(PyObject *cls, PyObject *args, PyObject *kw)
     Py_END_ALLOW_THREADS
     if (rc == RBF_EIO) {
         errno = err ? err : EIO;
-        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path);
+        PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, arg);
         Py_DECREF(path);
         return NULL;
     }
