@@ -30,9 +30,9 @@ import re as _re
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from . import _rbf
-from ._rbf import MAX_HASHES, library_version, strerror
+from ._rbf import MAX_HASHES, Cancelled, library_version, strerror
 
-__all__ = ["Filter", "model", "plan", "simulate", "dedup", "parse_size", "MAX_HASHES",
+__all__ = ["Filter", "Cancelled", "model", "plan", "simulate", "dedup", "parse_size", "MAX_HASHES",
            "library_version", "strerror", "__version__"]
 
 __version__ = "2.0.0"
@@ -181,7 +181,7 @@ class Filter(_rbf.FilterBase):
         if layout == "blocked":
             if phases == 2:
                 raise ValueError("layout='blocked': the planner plans one-phase blocked filters")
-            ch = p["blocked"]
+            ch = p["layouts"]["blocked"]
             nbits = ch["bits"]
         else:
             ch = p["two_phase"] if phases == 2 else p["sigma_bounded"]
@@ -297,7 +297,8 @@ def model(*, bits: Optional[int] = None, hashes: int, sigma: Optional[int] = Non
     samples the curve at P thresholds up to sigma (or messages): the dict
     then has "curve", columns as numpy arrays (lists without numpy).
     ``progress(done, total)`` is called now and then; a true return value
-    or Ctrl-C stops the computation (KeyboardInterrupt).  The GIL is
+    stops the computation (rbf.Cancelled), an exception it raises comes
+    through, and Ctrl-C raises KeyboardInterrupt.  The GIL is
     released while the model runs."""
     d = _rbf._model(bits=_bits(bits, memory), hashes=hashes, sigma=sigma, messages=messages,
                     phases=phases, hashing=hashing, recycle=recycle, layout=layout,
@@ -319,8 +320,9 @@ def plan(*, fp: float, bits: Optional[int] = None, memory: "int | str | None" = 
     two_phase) whose average false-positive rate is at most ``fp``.  With
     ``messages=`` (or ``capacity=``): the least memory holding that many
     messages per cycle ("bits", and "two_phase_bits").  ``layout="blocked"``
-    adds the blocked plan ("blocked").  Interruptible (Ctrl-C, or a true
-    return of ``progress``)."""
+    adds both layouts' plans ("layouts": "flat" and "blocked",
+    "blocked_vs_flat_per_bit").  Interruptible: Ctrl-C (KeyboardInterrupt),
+    or a true return of ``progress(done, total)`` (rbf.Cancelled)."""
     if capacity is not None:
         if messages is not None:
             raise ValueError("give messages or capacity, not both")
@@ -344,7 +346,9 @@ def simulate(*, bits: Optional[int] = None, hashes: int, sigma: Optional[int] = 
     ``detail=True`` adds "per_epoch" as the CLI's --detail does.  Defaults
     as the command's: bits 1000, uniform:1000, 100000 arrivals, 7 epochs,
     seed 1, every processor.  The numbers depend only on the options and
-    the seed.  The GIL is released while it runs; Ctrl-C stops it."""
+    the seed.  The GIL is released while it runs; Ctrl-C stops it
+    (KeyboardInterrupt), so does a true return of ``progress(done, total)``
+    (rbf.Cancelled)."""
     d = _rbf._simulate(bits=_bits(bits, memory), hashes=hashes, sigma=sigma, messages=messages,
                        oracle=oracle, hashing=hashing, recycle=recycle, phases=phases,
                        layout=layout, workload=workload, arrivals=arrivals, warmup=warmup,

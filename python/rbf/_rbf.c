@@ -34,6 +34,8 @@
 
 /* ------------------------------------------------------------ errors */
 
+static PyObject *CancelledError; /* rbf.Cancelled */
+
 static PyObject *raise_rc(int rc, const char *why)
 {
     switch (rc) {
@@ -47,7 +49,7 @@ static PyObject *raise_rc(int rc, const char *why)
         return NULL;
     case RBF_ECANCELED:
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_KeyboardInterrupt, rbf_strerror(rc));
+            PyErr_SetString(CancelledError, rbf_strerror(rc));
         return NULL;
     default:
         PyErr_SetString(PyExc_ValueError, why ? why : rbf_strerror(rc));
@@ -1103,7 +1105,7 @@ static int progress_cb(void *ctx, uint64_t done, uint64_t total)
         else {
             if (r != Py_None && PyObject_IsTrue(r) > 0) {
                 /* a true return value asks to stop */
-                PyErr_SetString(PyExc_KeyboardInterrupt, "cancelled by the progress callback");
+                PyErr_SetString(CancelledError, "cancelled by the progress callback");
                 stop = 1;
             }
             Py_DECREF(r);
@@ -1617,24 +1619,44 @@ static PyObject *mod_plan(PyObject *mod, PyObject *args, PyObject *kw)
     if (plan_fields(d, &p, &o))
         goto fail;
     if (blk >= 0) {
+        /* the two layouts side by side, as rbf plan --layout --json */
         uint64_t bb = M - M % RBF_MODEL_BLOCK_BITS;
-        PyObject *x = PyDict_New();
-        if (!x)
-            goto fail;
-        int bad = dict_bool(x, "feasible", bc.feasible) ||
-                  (bc.feasible ? (dict_u64(x, "hashes", bc.hashes) ||
-                                  dict_u64(x, "sigma", bc.sigma) ||
-                                  dict_f64(x, "expected_messages", bc.expected_messages) ||
-                                  dict_f64(x, "fp", bc.fp))
-                               : (dict_none(x, "hashes") || dict_none(x, "sigma") ||
-                                  dict_none(x, "expected_messages") || dict_none(x, "fp"))) ||
-                  dict_u64(x, "bits", bb);
-        if (bad || PyDict_SetItemString(d, "blocked", x) < 0) {
-            Py_DECREF(x);
+        const rbf_plan_choice *fl = &p.sigma_bounded;
+        PyObject *lay = PyDict_New();
+        if (!lay || dict_str(d, "layout", blk ? "blocked" : "flat") ||
+            PyDict_SetItemString(d, "layouts", lay) < 0) {
+            Py_XDECREF(lay);
             goto fail;
         }
-        Py_DECREF(x);
-        if (dict_str(d, "layout", blk ? "blocked" : "flat"))
+        Py_DECREF(lay);
+        for (int i = 0; i < 2; i++) {
+            const rbf_plan_choice *c = i ? &bc : fl;
+            uint64_t nb = i ? bb : p.bits;
+            PyObject *x = PyDict_New();
+            if (!x)
+                goto fail;
+            int bad = dict_u64(x, "bits", nb) || dict_bool(x, "feasible", c->feasible) ||
+                      (c->feasible ? (dict_u64(x, "hashes", c->hashes) ||
+                                      dict_u64(x, "sigma", c->sigma) ||
+                                      dict_f64(x, "expected_messages", c->expected_messages) ||
+                                      dict_f64(x, "messages_per_cycle_per_bit",
+                                               c->expected_messages / (double)nb) ||
+                                      dict_f64(x, "fp", c->fp))
+                                   : (dict_none(x, "hashes") || dict_none(x, "sigma") ||
+                                      dict_none(x, "expected_messages") ||
+                                      dict_none(x, "messages_per_cycle_per_bit") ||
+                                      dict_none(x, "fp")));
+            if (bad || PyDict_SetItemString(lay, i ? "blocked" : "flat", x) < 0) {
+                Py_DECREF(x);
+                goto fail;
+            }
+            Py_DECREF(x);
+        }
+        if (fl->feasible && bc.feasible
+                ? dict_f64(d, "blocked_vs_flat_per_bit",
+                           (bc.expected_messages / (double)bb) /
+                               (fl->expected_messages / (double)p.bits))
+                : dict_none(d, "blocked_vs_flat_per_bit"))
             goto fail;
     }
     return d;
@@ -1853,6 +1875,11 @@ static int module_exec(PyObject *m)
     if (!FilterType)
         return -1;
     if (PyModule_AddObjectRef(m, "FilterBase", FilterType) < 0)
+        return -1;
+    CancelledError = PyErr_NewExceptionWithDoc(
+        "rbf.Cancelled", "A model, plan or simulation stopped by its progress callback.", NULL,
+        NULL);
+    if (!CancelledError || PyModule_AddObjectRef(m, "Cancelled", CancelledError) < 0)
         return -1;
     if (PyModule_AddStringConstant(m, "library_version", rbf_version()) < 0)
         return -1;

@@ -1,0 +1,194 @@
+"""rbf.model / rbf.plan / rbf.simulate against the rbf command's --json
+(the same library calls, so the same numbers, key by key), progress
+callbacks, cancellation, and rbf.dedup."""
+import json
+import math
+import os
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import rbf
+from conftest import CLI
+
+
+def cli_json(*args):
+    if not os.path.exists(CLI):
+        pytest.fail("the rbf command %s is not built (make)" % CLI)
+    p = subprocess.run([CLI] + [str(a) for a in args] + ["--json"], capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def same(py, cli, skip=()):
+    assert set(cli) - set(skip) <= set(py), set(cli) - set(py)
+    for k, v in cli.items():
+        if k in skip:
+            continue
+        w = py[k]
+        if isinstance(v, dict):
+            same(w, v)
+        elif isinstance(v, (int, float)) and isinstance(w, float) and not isinstance(v, bool):
+            # the CLI prints %.17g: the exact double
+            assert isinstance(w, float) and (w == v or (math.isnan(v) and math.isnan(w))), (k, w, v)
+        elif isinstance(v, list):
+            assert list(w) == v, k
+        else:
+            assert w == v and type(w) is type(v), (k, w, v)
+
+
+MODEL_CASES = [
+    dict(bits=1000, hashes=3, sigma=300),
+    dict(bits=4000, hashes=4, sigma=1500, phases=2),
+    dict(bits=1000, hashes=3, sigma=300, recycle="retaining", hashing="non-colliding"),
+    dict(bits=1000, hashes=3, messages=120),
+    dict(bits=1 << 16, hashes=5, sigma=20000, method="fast"),
+    dict(bits=1 << 14, hashes=4, sigma=5000, layout="blocked"),
+    dict(bits=1 << 15, hashes=4, sigma=5000, layout="blocked", phases=2),
+    dict(bits=1 << 14, hashes=4, messages=1500, layout="blocked"),
+    dict(bits=800, hashes=2, sigma=200, method="paper"),
+]
+
+
+def cli_args(d):
+    out = []
+    for k, v in d.items():
+        out += ["--" + k.replace("_", "-"), v]
+    return out
+
+
+@pytest.mark.parametrize("case", MODEL_CASES)
+def test_model_matches_cli(case):
+    same(rbf.model(**case), cli_json("model", *cli_args(case)))
+
+
+def test_model_curve():
+    d = rbf.model(bits=1000, hashes=3, sigma=300, points=7)
+    c = d["curve"]
+    assert isinstance(c["fp"], np.ndarray) and len(c["sigma"]) == 7 and c["sigma"][-1] == 300
+    assert c["fp"][-1] == rbf.model(bits=1000, hashes=3, sigma=300)["fp"]
+    assert np.all(np.diff(c["fp"]) > 0)
+    n = rbf.model(bits=1000, hashes=3, messages=100, points=5)["curve"]
+    assert n["messages"].tolist() == [1, 26, 51, 75, 100]  # as rbf model --points
+    assert n["exact_real"][-1] == rbf.model(bits=1000, hashes=3, messages=100)["exact_real"]
+
+
+@pytest.mark.parametrize("case", [dict(memory="64KiB", fp=0.001), dict(bits=10**6, fp=1e-4,
+                                  max_hashes=8, hashing="non-colliding"),
+                                  dict(messages=10**5, fp=0.01),
+                                  dict(memory=1 << 16, fp=0.01, layout="blocked")])
+def test_plan_matches_cli(case):
+    py = rbf.plan(**case)
+    cli = cli_json("plan", *cli_args(case))
+    same(py, cli)
+    if "layout" in case:
+        assert py["layouts"]["blocked"]["feasible"] and py["layouts"]["blocked"]["hashes"] >= 1
+
+
+def test_simulate_matches_cli():
+    case = dict(bits=1000, hashes=3, sigma=300, epochs=4, arrivals=20000, seed=5, threads=1)
+    py = rbf.simulate(**case)
+    cli = cli_json("simulate", *cli_args(case))
+    same(py, cli, skip=("elapsed_seconds", "arrivals_per_second", "fp_ci99", "fp_first_ci99",
+                        "fp_each_ci99", "fn_ci99", "messages_per_cycle_ci99"))
+    for k in ("fp", "fn", "messages_per_cycle"):
+        assert list(py[k + "_ci99"]) == cli[k + "_ci99"]
+    assert py["model_inside_ci99"] is True
+    assert len(py["epoch_rates"]["fp"]) == 4
+    assert np.isclose(py["epoch_rates"]["fp"].mean(), py["fp"])
+    # the numbers depend on the seed only, not on the thread count
+    two = rbf.simulate(**dict(case, threads=2))
+    assert two["fp"] == py["fp"] and two["cycles"] == py["cycles"]
+    d = rbf.simulate(**dict(case, detail=True))
+    assert len(d["per_epoch"]) == 4 and sum(e["arrivals"] for e in d["per_epoch"]) == 80000
+
+
+def test_simulate_errors():
+    with pytest.raises(ValueError):
+        rbf.simulate(bits=1000, hashes=3, sigma=300, workload="nonsense:1")
+    with pytest.raises(ValueError):
+        rbf.simulate(bits=1000, hashes=3, sigma=2000)
+    with pytest.raises(OSError):
+        rbf.simulate(bits=1000, hashes=3, sigma=300, workload="trace:/nonexistent/trace.txt")
+    with pytest.raises(ValueError):
+        rbf.model(bits=1000, hashes=3, sigma=1000)
+    with pytest.raises(ValueError):
+        rbf.model(bits=1000, hashes=3)
+    with pytest.raises(ValueError):
+        rbf.plan(memory="1MiB", fp=2)
+
+
+def test_progress_and_cancel():
+    calls = []
+
+    def three(done, total):
+        calls.append((done, total))
+        return len(calls) >= 3  # a true return value cancels
+
+    with pytest.raises(rbf.Cancelled):
+        rbf.simulate(bits=1000, hashes=3, sigma=300, epochs=2, arrivals=10**9, threads=1,
+                     progress=three)
+    assert len(calls) == 3 and all(t == 2 * 10**9 for _, t in calls)
+    assert calls[0][0] <= calls[1][0] <= calls[2][0] < 2 * 10**9
+
+    # an exception in the callback comes through
+    def boom(d, t):
+        raise RuntimeError("stop here")
+    with pytest.raises(RuntimeError, match="stop here"):
+        rbf.simulate(bits=1000, hashes=3, sigma=300, epochs=2, arrivals=10**9, threads=1,
+                     progress=boom)
+    # the planner and the models call it too
+    seen = []
+    rbf.plan(memory="1MiB", fp=0.001, progress=lambda d, t: seen.append(d))
+    with pytest.raises(rbf.Cancelled):
+        rbf.plan(memory="1MiB", fp=0.001, progress=lambda d, t: True)
+    assert seen
+
+
+def test_ctrl_c_interrupts_a_long_simulation():
+    """SIGINT while the simulation runs (GIL released): KeyboardInterrupt
+    comes back through the library's progress callback."""
+    import _thread
+    t = threading.Timer(0.3, _thread.interrupt_main)
+    t.start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        rbf.simulate(bits=1000, hashes=3, sigma=300, epochs=2, arrivals=10**10, threads=1)
+    t.cancel()
+    assert time.monotonic() - t0 < 60
+
+
+def test_gil_released_during_simulation():
+    """Another Python thread runs while a simulation runs."""
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.001)
+
+    th = threading.Thread(target=count)
+    th.start()
+    try:
+        rbf.simulate(bits=1000, hashes=3, sigma=300, epochs=1, arrivals=4 * 10**6, threads=1)
+    finally:
+        stop.set()
+        th.join()
+    assert len(ticks) > 5
+
+
+def test_dedup():
+    data = [b"a", b"b", b"a", "c", b"c", 1, "1", b"d"] * 3
+    assert list(rbf.dedup(data, memory="1MiB", fp=1e-6, seed=1)) == [b"a", b"b", "c", 1, b"d"]
+    rows = [{"id": i % 50, "v": i} for i in range(500)]
+    out = list(rbf.dedup(rows, memory=1 << 16, fp=1e-6, key=lambda r: r["id"], seed=2))
+    assert [r["v"] for r in out] == list(range(50))
+    # a long stream through a small filter: recycles, and about fp of new lines lost
+    n = 200000
+    got = sum(1 for _ in rbf.dedup(range(n), memory=8192, fp=0.01, seed=3))
+    assert 0.97 * n < got <= n
