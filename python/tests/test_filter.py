@@ -272,7 +272,7 @@ def test_planned_keeps_the_plan():
     h = rbf.Filter.planned(memory=1 << 16, fp=0.01, phases=2)
     assert h.config["sigma"] == h.plan["two_phase"]["sigma"] and h.config["phases"] == 2
     b = rbf.Filter.planned(memory=1 << 16, fp=0.01, layout="blocked")
-    assert b.config["layout"] == "blocked" and b.config["sigma"] == b.plan["blocked"]["sigma"]
+    assert b.config["layout"] == "blocked" and b.config["sigma"] == b.plan["layouts"]["blocked"]["sigma"]
 
 
 def test_seed_is_random_unless_given():
