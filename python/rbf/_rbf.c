@@ -23,10 +23,13 @@
 
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rbf.h"
 #include "rbf_model.h"
@@ -192,18 +195,43 @@ static int item_get(PyObject *o, item_ref *r)
 typedef struct {
     PyObject_HEAD
     rbf *f;
-    PyThread_type_lock lock; /* NULL for a concurrent filter */
+    atomic_int busy; /* the filter's own lock (single-writer filters): 1 while held */
+    int concurrent;  /* 1: the library's lock-free concurrent filter, no lock here */
     unsigned phases;
     PyObject *weakreflist;
 } FilterObject;
 
 static PyObject *FilterType; /* the type object (heap type) */
 
+/* The lock is one atomic word: taking it free costs one compare-and-swap
+ * (a single add pays nothing more), and a thread that finds it held waits
+ * without the GIL (yielding, then sleeping 50 us at a time) while the
+ * holder works through a batch. */
+static inline int ftry(FilterObject *s)
+{
+    int z = 0;
+    return atomic_compare_exchange_strong_explicit(&s->busy, &z, 1, memory_order_acquire,
+                                                   memory_order_relaxed);
+}
+
+static void fwait(FilterObject *s)
+{
+    unsigned n = 0;
+    while (!ftry(s)) {
+        if (++n < 64) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 50000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
 static inline void flock(FilterObject *s)
 {
-    if (s->lock && !PyThread_acquire_lock(s->lock, NOWAIT_LOCK)) {
+    if (!s->concurrent && !ftry(s)) {
         Py_BEGIN_ALLOW_THREADS
-        PyThread_acquire_lock(s->lock, WAIT_LOCK);
+        fwait(s);
         Py_END_ALLOW_THREADS
     }
 }
@@ -211,14 +239,14 @@ static inline void flock(FilterObject *s)
 /* Take the lock with the GIL already released. */
 static inline void flock_nogil(FilterObject *s)
 {
-    if (s->lock)
-        PyThread_acquire_lock(s->lock, WAIT_LOCK);
+    if (!s->concurrent && !ftry(s))
+        fwait(s);
 }
 
 static inline void funlock(FilterObject *s)
 {
-    if (s->lock)
-        PyThread_release_lock(s->lock);
+    if (!s->concurrent)
+        atomic_store_explicit(&s->busy, 0, memory_order_release);
 }
 
 static int filter_ready(FilterObject *s)
@@ -239,20 +267,10 @@ static int set_handle(FilterObject *s, rbf *f, int concurrent)
             raise_rc(rc, NULL);
             return -1;
         }
-    } else if (!s->lock) {
-        s->lock = PyThread_allocate_lock();
-        if (!s->lock) {
-            rbf_free(f);
-            PyErr_NoMemory();
-            return -1;
-        }
-    }
-    if (concurrent && s->lock) {
-        PyThread_free_lock(s->lock);
-        s->lock = NULL;
     }
     rbf *old = s->f;
     s->f = f;
+    s->concurrent = concurrent;
     rbf_free(old);
     rbf_config c;
     rbf_get_config(f, &c);
@@ -358,9 +376,11 @@ static int Filter_init(PyObject *self_, PyObject *args, PyObject *kw)
     }
     if (s->f) {
         /* __init__ called again: replace the filter under its lock */
+        int was_concurrent = s->concurrent;
         flock(s);
         int r = set_handle(s, f, concurrent);
-        funlock(s);
+        if (!was_concurrent)
+            atomic_store_explicit(&s->busy, 0, memory_order_release);
         return r;
     }
     return set_handle(s, f, concurrent);
@@ -375,9 +395,6 @@ static void Filter_dealloc(PyObject *self_)
         PyObject_ClearWeakRefs(self_);
     rbf_free(s->f);
     s->f = NULL;
-    if (s->lock)
-        PyThread_free_lock(s->lock);
-    s->lock = NULL;
     freefunc fr = (freefunc)PyType_GetSlot(tp, Py_tp_free);
     fr(self_);
     Py_DECREF(tp);
@@ -796,7 +813,7 @@ static PyObject *Filter_config(PyObject *self_, void *closure)
         dict_str(d, "hashing", c.hashing == RBF_NON_COLLIDING ? "non-colliding" : "colliding") ||
         dict_str(d, "recycle", c.recycle == RBF_RETAINING ? "retaining" : "non-retaining") ||
         dict_str(d, "layout", c.layout == RBF_LAYOUT_BLOCKED ? "blocked" : "flat") ||
-        dict_u64(d, "seed", c.seed) || dict_bool(d, "concurrent", s->lock == NULL)) {
+        dict_u64(d, "seed", c.seed) || dict_bool(d, "concurrent", s->concurrent)) {
         Py_DECREF(d);
         return NULL;
     }
@@ -806,7 +823,7 @@ static PyObject *Filter_config(PyObject *self_, void *closure)
 static PyObject *Filter_is_concurrent(PyObject *self_, void *closure)
 {
     (void)closure;
-    return PyBool_FromLong(((FilterObject *)self_)->lock == NULL);
+    return PyBool_FromLong(((FilterObject *)self_)->concurrent);
 }
 
 static PyObject *Filter_to_bytes(PyObject *self_, PyObject *unused)
@@ -1001,7 +1018,7 @@ static PyObject *Filter_sizeof(PyObject *self_, PyObject *unused)
     }
     /* the image is the bit arrays plus a small header: close to the memory held */
     return PyLong_FromUnsignedLongLong(size + (uint64_t)sizeof(FilterObject) +
-                                       (s->lock ? 0 : 8192));
+                                       (s->concurrent ? 8192 : 0));
 }
 
 static PyMethodDef Filter_methods[] = {
