@@ -141,3 +141,15 @@ def test_built_with_the_limited_api_and_the_projects_warnings():
                         'void g(PyObject *o) { (void)PyList_GET_ITEM(o, 0); }\n',
                        capture_output=True, text=True)
     assert p.returncode != 0
+
+
+def test_typed_package():
+    d = os.path.dirname(rbf.__file__)
+    assert os.path.exists(os.path.join(d, "py.typed"))
+    stub = open(os.path.join(d, "__init__.pyi")).read()
+    for name in rbf.__all__:
+        if name != "__version__":
+            assert re.search(r"\b%s\b" % name, stub), name
+    for meth in ("add", "update", "add_many", "contains_many", "recycle", "clear", "copy",
+                 "to_bytes", "from_bytes", "save", "load", "planned", "stats", "config", "plan"):
+        assert hasattr(rbf.Filter, meth) and ("def %s(" % meth) in stub, meth
