@@ -79,9 +79,10 @@ reproduce: all
 reproduce-full: all
 	$(BUILD)/rbf reproduce --full --out report
 
-bench: all
+bench: all python
 	$(BUILD)/rbf-bench all
 	/usr/bin/python3 bench/redis_bench.py --module $(BUILD)/rbf-redis.so
+	PYTHONPATH=python $(PYTHON) bench/python_bench.py
 
 install: all
 	cmake --install $(BUILD) --prefix $(PREFIX)
