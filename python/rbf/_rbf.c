@@ -587,6 +587,9 @@ static PyObject *batch_loop(FilterObject *s, PyObject *items, int insert, int wa
             }
             b->n = 0;
             b->used = 0;
+            /* Ctrl-C between chunks: the items before it were added */
+            if (o && PyErr_CheckSignals() < 0)
+                goto fail;
         }
         if (!o)
             break;

@@ -192,3 +192,39 @@ def test_dedup():
     n = 200000
     got = sum(1 for _ in rbf.dedup(range(n), memory=8192, fp=0.01, seed=3))
     assert 0.97 * n < got <= n
+
+
+def test_without_numpy_curves_are_lists():
+    """Where numpy is not installed the curves are lists (numpy hidden in a
+    child interpreter)."""
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['numpy'] = None\n"
+            "import rbf\n"
+            "c = rbf.model(bits=1000, hashes=3, sigma=300, points=4)['curve']\n"
+            "assert type(c['fp']) is list and len(c['fp']) == 4, c\n"
+            "d = rbf.simulate(bits=1000, hashes=3, sigma=300, epochs=2, arrivals=1000)\n"
+            "assert type(d['epoch_rates']['fp']) is list\n"
+            "f = rbf.Filter(bits=1024, hashes=2, sigma=100)\n"
+            "assert f.add_many([b'a', b'a']) == [True, False]\n"
+            "print('ok')\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(
+                           rbf.__file__))))
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
+
+
+def test_ctrl_c_interrupts_an_endless_update():
+    """f.update over an endless C iterator stops at Ctrl-C (checked between
+    chunks), and the filter stays usable."""
+    import _thread
+    import itertools
+    f = rbf.Filter(bits=1 << 14, hashes=3, sigma=5000)
+    t = threading.Timer(0.3, _thread.interrupt_main)
+    t.start()
+    with pytest.raises(KeyboardInterrupt):
+        f.update(itertools.count())
+    t.cancel()
+    s = f.stats
+    assert s["inserts"] > 0 and s["cycles"] > 0
+    assert f.add(b"after") is True
