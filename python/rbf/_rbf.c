@@ -180,11 +180,25 @@ static int item_get(PyObject *o, item_ref *r)
         return r->p ? 0 : -1;
     }
     if (PyMemoryView_Check(o)) {
-        if (PyObject_GetBuffer(o, &r->view, PyBUF_SIMPLE) < 0)
+        if (PyObject_GetBuffer(o, &r->view, PyBUF_SIMPLE) == 0) {
+            r->has_view = 1;
+            r->p = (const char *)r->view.buf;
+            r->n = r->view.len;
+            return 0;
+        }
+        /* not contiguous: its bytes in C order, as tobytes() gives them */
+        if (!PyErr_ExceptionMatches(PyExc_BufferError))
             return -1;
-        r->has_view = 1;
-        r->p = (const char *)r->view.buf;
-        r->n = r->view.len;
+        PyErr_Clear();
+        r->tmp = PyObject_CallMethod(o, "tobytes", NULL);
+        if (!r->tmp)
+            return -1;
+        char *p;
+        if (PyBytes_AsStringAndSize(r->tmp, &p, &r->n) < 0) {
+            Py_CLEAR(r->tmp);
+            return -1;
+        }
+        r->p = p;
         return 0;
     }
     return item_type_error(o);

@@ -109,6 +109,8 @@ def test_item_types_are_their_bytes():
     big = 2**100
     assert f.add(big) and str(big).encode() in f
     assert f.add(b"") is True and "" in f
+    strided = memoryview(b"abcdef")[::2]  # not contiguous: its bytes, b"ace"
+    assert f.add(strided) is True and b"ace" in f and f.add(b"ace") is False
     # subclasses of the accepted types
     class S(str):
         pass
