@@ -287,6 +287,8 @@ def model(*, bits: Optional[int] = None, hashes: int, sigma: Optional[int] = Non
           messages: Optional[int] = None, phases: int = 1, hashing: str = "colliding",
           recycle: str = "non-retaining", layout: str = "flat", method: str = "auto",
           points: Optional[int] = None, memory: "int | str | None" = None,
+          oracle: bool = False, fn: Optional[str] = None,
+          forget: "int | Iterable[int] | None" = None,
           progress: Optional[Callable[[int, int], Any]] = None) -> dict:
     """The analytic model of a filter: ``rbf model ... --json`` as a dict.
 
@@ -296,13 +298,21 @@ def model(*, bits: Optional[int] = None, hashes: int, sigma: Optional[int] = Non
     ``bits`` is the total memory (or ``memory=`` in bytes).  ``points=P``
     samples the curve at P thresholds up to sigma (or messages): the dict
     then has "curve", columns as numpy arrays (lists without numpy).
+    The cycle-length models, as ``rbf model --oracle / --fn / --forget``
+    and two-phase ``messages``: ``oracle=True`` (N-bounded, recycling
+    after N new arrivals), ``fn="uniform:P" | "zipf:P:S" | "fading:R:L"``
+    (the steady-state false-negative rate under that workload: fn,
+    forgotten, tick_fraction) and ``forget=[gaps in ticks]`` (per gap, the
+    probability a message is forgotten and of a false negative); these
+    give fp and cycle_mean (None when the filter fills and never recycles).
     ``progress(done, total)`` is called now and then; a true return value
     stops the computation (rbf.Cancelled), an exception it raises comes
     through, and Ctrl-C raises KeyboardInterrupt.  The GIL is
     released while the model runs."""
     d = _rbf._model(bits=_bits(bits, memory), hashes=hashes, sigma=sigma, messages=messages,
                     phases=phases, hashing=hashing, recycle=recycle, layout=layout,
-                    method=method, points=points, progress=progress)
+                    method=method, points=points, progress=progress, oracle=oracle, fn=fn,
+                    forget=forget)
     if "curve" in d:
         _arrays(d["curve"], list(d["curve"]))
     return d

@@ -65,7 +65,9 @@ def model(*, bits: Optional[int] = ..., hashes: int, sigma: Optional[int] = ...,
           messages: Optional[int] = ..., phases: int = ..., hashing: Hashing = ...,
           recycle: Recycle = ..., layout: Layout = ...,
           method: Literal["auto", "exact", "fast", "paper"] = ..., points: Optional[int] = ...,
-          memory: Optional[Size] = ..., progress: Optional[Progress] = ...) -> dict[str, Any]: ...
+          memory: Optional[Size] = ..., oracle: bool = ..., fn: Optional[str] = ...,
+          forget: Union[int, Iterable[int], None] = ...,
+          progress: Optional[Progress] = ...) -> dict[str, Any]: ...
 def plan(*, fp: float, bits: Optional[int] = ..., memory: Optional[Size] = ...,
          messages: Optional[int] = ..., capacity: Optional[int] = ..., max_hashes: int = ...,
          hashing: Hashing = ..., recycle: Recycle = ...,

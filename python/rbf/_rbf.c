@@ -1223,20 +1223,212 @@ static int parse_method(PyObject *v, rbf_model_method *m, int allow_paper)
     return 0;
 }
 
+/* The cycle-length models (rbf model --fn / --forget / --oracle / two-phase
+ * --messages), through rbf_model_policy; the keys of the CLI's --json. */
+static PyObject *model_cycles(uint64_t M, unsigned k, uint64_t S, uint64_t N, unsigned ph, int nc,
+                              int ret, int blk, rbf_model_method meth, uint64_t P, int oracle,
+                              PyObject *fn, PyObject *forget, PyObject *progress)
+{
+    uint64_t per = ph == 2 ? M / 2 : M;
+    if (oracle && !N) {
+        PyErr_SetString(PyExc_ValueError, "oracle: applies to messages only");
+        return NULL;
+    }
+    if (blk) {
+        PyErr_SetString(PyExc_ValueError, "layout='blocked': not with fn, forget, oracle or "
+                                          "two-phase messages (those models are of the flat "
+                                          "layout)");
+        return NULL;
+    }
+    if (P) {
+        PyErr_SetString(PyExc_ValueError, "points: not with fn, forget, oracle or two-phase "
+                                          "messages");
+        return NULL;
+    }
+    if (meth == RBF_MODEL_PAPER) {
+        PyErr_SetString(PyExc_ValueError, "method='paper': not with fn, forget, oracle or "
+                                          "two-phase messages");
+        return NULL;
+    }
+    if (N && ret) {
+        PyErr_SetString(PyExc_ValueError, "recycle: applies to sigma only");
+        return NULL;
+    }
+    if (S && (S >= per || (ret && S < k))) {
+        PyErr_Format(PyExc_ValueError,
+                     "sigma: must be less than the bits per filter (%llu), and at least hashes "
+                     "with recycle='retaining'",
+                     (unsigned long long)per);
+        return NULL;
+    }
+    if (nc && k > per) {
+        PyErr_SetString(PyExc_ValueError,
+                        "hashes: must not exceed the bits per filter with non-colliding hashing");
+        return NULL;
+    }
+    rbf_model_workload w;
+    memset(&w, 0, sizeof w);
+    const char *wspec = NULL;
+    if (fn) {
+        if (!PyUnicode_Check(fn)) {
+            PyErr_SetString(PyExc_TypeError, "fn: a workload spec (uniform:P, zipf:P:S, "
+                                             "fading:R:L)");
+            return NULL;
+        }
+        wspec = PyUnicode_AsUTF8AndSize(fn, NULL);
+        if (!wspec)
+            return NULL;
+        rbf_sim_workload sw;
+        const char *why = NULL;
+        if (rbf_sim_workload_parse(wspec, &sw, &why) != RBF_OK) {
+            PyErr_Format(PyExc_ValueError, "fn: %s", why ? why : "bad workload");
+            return NULL;
+        }
+        switch (sw.kind) {
+        case RBF_SIM_UNIFORM:
+            w.kind = RBF_MODEL_WL_UNIFORM;
+            w.pool = sw.pool;
+            break;
+        case RBF_SIM_ZIPF:
+            w.kind = RBF_MODEL_WL_ZIPF;
+            w.pool = sw.pool;
+            w.exponent = sw.exponent;
+            break;
+        case RBF_SIM_FADING:
+            w.kind = RBF_MODEL_WL_FADING;
+            w.new_fraction = sw.new_fraction;
+            w.lifetime = sw.lifetime;
+            break;
+        default:
+            PyErr_SetString(PyExc_ValueError, "fn: a trace has no model");
+            return NULL;
+        }
+    }
+    uint64_t *gaps = NULL;
+    double *fo = NULL, *mi = NULL;
+    size_t ng = 0;
+    if (forget) {
+        PyObject *seq = PyLong_Check(forget) ? Py_BuildValue("(O)", forget)
+                                             : PySequence_Tuple(forget);
+        if (!seq)
+            return NULL;
+        Py_ssize_t n = PyTuple_Size(seq);
+        if (n < 1 || n > 10000) {
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_ValueError, "forget: 1 to 10000 gaps (in ticks)");
+            return NULL;
+        }
+        ng = (size_t)n;
+        gaps = PyMem_Malloc(ng * sizeof *gaps);
+        fo = PyMem_Malloc(ng * sizeof *fo);
+        mi = PyMem_Malloc(ng * sizeof *mi);
+        if (!gaps || !fo || !mi) {
+            Py_DECREF(seq);
+            PyMem_Free(gaps);
+            PyMem_Free(fo);
+            PyMem_Free(mi);
+            return PyErr_NoMemory();
+        }
+        for (size_t i = 0; i < ng; i++) {
+            gaps[i] = 0;
+            if (parse_u64(PyTuple_GetItem(seq, (Py_ssize_t)i), "forget", &gaps[i]) < 0) {
+                Py_DECREF(seq);
+                PyMem_Free(gaps);
+                PyMem_Free(fo);
+                PyMem_Free(mi);
+                return NULL;
+            }
+        }
+        Py_DECREF(seq);
+    }
+    rbf_model_params p;
+    rbf_model_params_init(&p);
+    p.bits = per;
+    p.hashes = k;
+    p.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
+    p.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
+    p.method = meth;
+    progress_ctx pc = {progress};
+    p.progress = progress_cb;
+    p.progress_ctx = &pc;
+    rbf_model_cycle_spec cs;
+    rbf_model_cycle_spec_init(&cs);
+    cs.phases = ph;
+    cs.sigma = S;
+    cs.messages = N;
+    cs.oracle = oracle;
+    rbf_model_policy_result r;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = rbf_model_policy(&p, &cs, fn ? &w : NULL, gaps, ng, fo, mi, &r);
+    Py_END_ALLOW_THREADS
+    PyObject *d = NULL;
+    if (rc) {
+        raise_rc(rc, rc == RBF_ENOMEM ? NULL : "the model rejected these parameters");
+        goto done;
+    }
+    d = PyDict_New();
+    if (!d)
+        goto done;
+    int bad = dict_u64(d, "bits", M) || dict_u64(d, "hashes", k) ||
+              (S ? dict_u64(d, "sigma", S) : dict_none(d, "sigma")) ||
+              (N ? dict_u64(d, "messages", N) : dict_none(d, "messages")) ||
+              dict_str(d, "hashing", nc ? "non-colliding" : "colliding") ||
+              dict_str(d, "recycle", ret ? "retaining" : "non-retaining") ||
+              dict_u64(d, "phases", ph) || dict_bool(d, "oracle", oracle) ||
+              dict_str(d, "method", method_name(meth)) ||
+              (ph == 2 && dict_u64(d, "bits_per_filter", per)) || dict_f64(d, "fp", r.fp) ||
+              (r.stuck ? dict_none(d, "cycle_mean") : dict_f64(d, "cycle_mean", r.cycle_mean)) ||
+              (N && (r.saturated_at ? dict_u64(d, "saturated_at", r.saturated_at)
+                                    : dict_none(d, "saturated_at")));
+    if (!bad && fn)
+        bad = dict_str(d, "workload", wspec) || dict_f64(d, "fn", r.fn) ||
+              (r.stuck ? dict_none(d, "forgotten") : dict_f64(d, "forgotten", r.forgotten)) ||
+              (r.stuck ? dict_none(d, "tick_fraction")
+                       : dict_f64(d, "tick_fraction", r.tick_fraction));
+    else if (!bad)
+        bad = dict_none(d, "fn");
+    if (!bad && forget) {
+        if (!r.has_cycles) {
+            bad = dict_none(d, "forget");
+        } else {
+            PyObject *l = PyList_New(0);
+            bad = !l;
+            for (size_t i = 0; !bad && i < ng; i++) {
+                PyObject *e = PyDict_New();
+                bad = !e || dict_u64(e, "gap", gaps[i]) || dict_f64(e, "forgotten", fo[i]) ||
+                      dict_f64(e, "false_negative", mi[i]) || PyList_Append(l, e) < 0;
+                Py_XDECREF(e);
+            }
+            bad = bad || PyDict_SetItemString(d, "forget", l) < 0;
+            Py_XDECREF(l);
+        }
+    }
+    if (bad)
+        Py_CLEAR(d);
+done:
+    PyMem_Free(gaps);
+    PyMem_Free(fo);
+    PyMem_Free(mi);
+    return d;
+}
+
 /* _model(bits, hashes, sigma, messages, phases, hashing, recycle, layout,
  * method, points, progress): the CLI's `rbf model` (--json keys; with
  * points, a sampled curve: "curve" with the columns as lists). */
 static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
 {
     (void)mod;
-    static char *kwlist[] = {"bits", "hashes", "sigma", "messages", "phases", "hashing",
-                             "recycle", "layout", "method", "points", "progress", NULL};
+    static char *kwlist[] = {"bits",   "hashes", "sigma",  "messages", "phases",
+                             "hashing", "recycle", "layout", "method", "points",
+                             "progress", "oracle", "fn",     "forget", NULL};
     PyObject *bits = NULL, *hashes = NULL, *sigma = NULL, *messages = NULL, *phases = NULL,
              *hashing = NULL, *recycle = NULL, *layout = NULL, *method = NULL, *points = NULL,
-             *progress = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOOOOOOOOOO", kwlist, &bits, &hashes, &sigma,
+             *progress = NULL, *fn = NULL, *forget = NULL;
+    int oracle = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOOOOOOOOOOpOO", kwlist, &bits, &hashes, &sigma,
                                      &messages, &phases, &hashing, &recycle, &layout, &method,
-                                     &points, &progress))
+                                     &points, &progress, &oracle, &fn, &forget))
         return NULL;
     uint64_t M = 0, S = 0, N = 0, P = 0;
     unsigned k = 0, ph = 1;
@@ -1250,9 +1442,7 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
         parse_choice(layout, "layout", "flat", "blocked", &blk) < 0 ||
         parse_method(method, &meth, 1) < 0 || parse_u64(points, "points", &P) < 0)
         return NULL;
-    if (progress == Py_None)
-        progress = NULL;
-    if (progress && !PyCallable_Check(progress)) {
+    if (progress && progress != Py_None && !PyCallable_Check(progress)) {
         PyErr_SetString(PyExc_TypeError, "progress: a callable (done, total)");
         return NULL;
     }
@@ -1269,11 +1459,14 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
         return NULL;
     }
     uint64_t per = ph == 2 ? M / 2 : M;
-    if (N && ph == 2) {
-        PyErr_SetString(PyExc_ValueError,
-                        "phases=2: the two-phase model here is sigma-bounded (use sigma)");
-        return NULL;
-    }
+    if (fn == Py_None)
+        fn = NULL;
+    if (forget == Py_None)
+        forget = NULL;
+    if (progress == Py_None)
+        progress = NULL;
+    if (fn || oracle || forget || (N && ph == 2))
+        return model_cycles(M, k, S, N, ph, nc, ret, blk, meth, P, oracle, fn, forget, progress);
     if (N && ret) {
         PyErr_SetString(PyExc_ValueError, "recycle: applies to sigma only");
         return NULL;

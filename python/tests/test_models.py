@@ -228,3 +228,41 @@ def test_ctrl_c_interrupts_an_endless_update():
     s = f.stats
     assert s["inserts"] > 0 and s["cycles"] > 0
     assert f.add(b"after") is True
+
+
+CYCLE_CASES = [
+    (dict(bits=2000, hashes=3, messages=100, phases=2), []),
+    (dict(bits=1000, hashes=3, messages=100, oracle=True), ["--oracle"]),
+    (dict(bits=2000, hashes=3, messages=100, oracle=True, phases=2), ["--oracle"]),
+    (dict(bits=1000, hashes=3, sigma=300, fn="uniform:1000"), []),
+    (dict(bits=2000, hashes=3, sigma=300, phases=2, fn="zipf:5000:0.8"), []),
+    (dict(bits=1000, hashes=3, messages=120, fn="fading:0.5:200"), []),
+    (dict(bits=1000, hashes=3, sigma=300, forget=[10, 100, 1000]), ["--forget", "10,100,1000"]),
+    (dict(bits=1000, hashes=2, messages=800, fn="uniform:1000", forget=[5]),
+     ["--forget", "5"]),  # the filter fills before N: stuck
+]
+
+
+@pytest.mark.parametrize("case,extra", CYCLE_CASES)
+def test_cycle_models_match_cli(case, extra):
+    """The cycle-length models through the library's rbf_model_policy, the
+    same numbers as the command's own assembly (cmd_model_fn.c)."""
+    args = cli_args({k: v for k, v in case.items() if k not in ("oracle", "forget")})
+    py = rbf.model(**case)
+    cli = cli_json("model", *args, *extra)
+    same(py, cli)
+    if case.get("messages") == 800:
+        assert py["fp"] == 1.0 and py["cycle_mean"] is None and py["forget"] is None
+
+
+def test_cycle_model_errors():
+    with pytest.raises(ValueError):
+        rbf.model(bits=1000, hashes=3, sigma=300, oracle=True)
+    with pytest.raises(ValueError):
+        rbf.model(bits=1024, hashes=3, sigma=300, fn="uniform:10", layout="blocked")
+    with pytest.raises(ValueError):
+        rbf.model(bits=1000, hashes=3, sigma=300, fn="trace:/etc/hostname")
+    with pytest.raises(ValueError):
+        rbf.model(bits=1000, hashes=3, sigma=300, fn="bogus")
+    with pytest.raises(ValueError):
+        rbf.model(bits=1000, hashes=3, sigma=300, forget=[])
