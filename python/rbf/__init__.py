@@ -321,7 +321,8 @@ def model(*, bits: Optional[int] = None, hashes: int, sigma: Optional[int] = Non
 def plan(*, fp: float, bits: Optional[int] = None, memory: "int | str | None" = None,
          messages: Optional[int] = None, capacity: Optional[int] = None, max_hashes: int = 32,
          hashing: str = "colliding", recycle: str = "non-retaining", method: str = "auto",
-         layout: Optional[str] = None,
+         layout: Optional[str] = None, remember: Optional[int] = None,
+         miss: Optional[float] = None,
          progress: Optional[Callable[[int, int], Any]] = None) -> dict:
     """Capacity planning: ``rbf plan ... --json`` as a dict.
 
@@ -331,7 +332,11 @@ def plan(*, fp: float, bits: Optional[int] = None, memory: "int | str | None" = 
     ``messages=`` (or ``capacity=``): the least memory holding that many
     messages per cycle ("bits", and "two_phase_bits").  ``layout="blocked"``
     adds both layouts' plans ("layouts": "flat" and "blocked",
-    "blocked_vs_flat_per_bit").  Interruptible: Ctrl-C (KeyboardInterrupt),
+    "blocked_vs_flat_per_bit").  ``remember=W`` (with a memory, and
+    ``miss=``, default 0.01) sizes for both errors as ``rbf plan
+    --remember``: the one- or two-phase filter holding the most messages
+    whose chance of forgetting a message repeated W ticks later is at most
+    ``miss``.  Interruptible: Ctrl-C (KeyboardInterrupt),
     or a true return of ``progress(done, total)`` (rbf.Cancelled)."""
     if capacity is not None:
         if messages is not None:
@@ -339,7 +344,7 @@ def plan(*, fp: float, bits: Optional[int] = None, memory: "int | str | None" = 
         messages = capacity
     return _rbf._plan(bits=_bits(bits, memory), messages=messages, fp=fp,
                       max_hashes=max_hashes, hashing=hashing, recycle=recycle, method=method,
-                      layout=layout, progress=progress)
+                      layout=layout, progress=progress, remember=remember, miss=miss)
 
 
 def simulate(*, bits: Optional[int] = None, hashes: int, sigma: Optional[int] = None,

@@ -72,6 +72,7 @@ def plan(*, fp: float, bits: Optional[int] = ..., memory: Optional[Size] = ...,
          messages: Optional[int] = ..., capacity: Optional[int] = ..., max_hashes: int = ...,
          hashing: Hashing = ..., recycle: Recycle = ...,
          method: Literal["auto", "exact", "fast"] = ..., layout: Optional[Layout] = ...,
+         remember: Optional[int] = ..., miss: Optional[float] = ...,
          progress: Optional[Progress] = ...) -> dict[str, Any]: ...
 def simulate(*, bits: Optional[int] = ..., hashes: int, sigma: Optional[int] = ...,
              messages: Optional[int] = ..., oracle: bool = ..., hashing: Hashing = ...,

@@ -1758,18 +1758,84 @@ static int plan_fields(PyObject *d, const rbf_plan *p, const rbf_plan_options *o
            choice_dict(d, "two_phase", &p->two_phase, 1, p->bits, 1);
 }
 
+/* rbf plan --remember W [--miss D] --json, through rbf_plan_remember. */
+static PyObject *plan_remember(uint64_t M, uint64_t N, double eps, int blk, PyObject *remember,
+                               PyObject *missobj, rbf_plan_options *o, PyObject *progress)
+{
+    uint64_t W = 0;
+    double miss = 0.01;
+    if (N || !M) {
+        PyErr_SetString(PyExc_ValueError, "remember: give a memory (bits/memory), not messages");
+        return NULL;
+    }
+    if (blk >= 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "layout: not with remember (its cycle models are of the flat layout)");
+        return NULL;
+    }
+    if (parse_u64(remember, "remember", &W) < 0)
+        return NULL;
+    if (missobj) {
+        miss = PyFloat_AsDouble(missobj);
+        if (miss == -1.0 && PyErr_Occurred())
+            return NULL;
+        if (!(miss >= 0.0 && miss < 1.0)) {
+            PyErr_SetString(PyExc_ValueError, "miss: 0 <= miss < 1");
+            return NULL;
+        }
+    }
+    progress_ctx pc = {progress};
+    o->progress = progress_cb;
+    o->progress_ctx = &pc;
+    rbf_plan_remember_result r;
+    uint64_t least = 0;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = rbf_plan_remember(M, eps, W, miss, o, &r, &least);
+    Py_END_ALLOW_THREADS
+    if (rc)
+        return raise_rc(rc, rc == RBF_ENOMEM ? NULL : "the model rejected these parameters");
+    PyObject *d = PyDict_New();
+    if (!d)
+        return NULL;
+    int bad = dict_u64(d, "bits", M) || dict_f64(d, "target_fp", eps) ||
+              dict_u64(d, "remember", W) || dict_f64(d, "miss_target", miss) ||
+              dict_str(d, "hashing", o->hashing == RBF_NON_COLLIDING ? "non-colliding"
+                                                                     : "colliding") ||
+              dict_str(d, "recycle", o->recycle == RBF_RETAINING ? "retaining"
+                                                                 : "non-retaining") ||
+              dict_bool(d, "feasible", r.feasible);
+    if (!bad && r.feasible)
+        bad = dict_u64(d, "phases", r.phases) || dict_u64(d, "hashes", r.hashes) ||
+              dict_u64(d, "sigma", r.sigma) ||
+              dict_u64(d, "bits_per_filter", r.phases == 2 ? M / 2 : M) ||
+              dict_f64(d, "expected_messages", r.expected_messages) || dict_f64(d, "fp", r.fp) ||
+              dict_f64(d, "miss", r.miss) || dict_bool(d, "miss_is_bound", (int)r.miss_is_bound) ||
+              dict_none(d, "least_bits");
+    else if (!bad)
+        bad = dict_none(d, "phases") ||
+              (least ? dict_u64(d, "least_bits", least) : dict_none(d, "least_bits"));
+    if (bad) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
 /* _plan(bits=, messages=, fp=, max_hashes=, hashing=, recycle=, method=,
  * layout=, progress=): rbf plan --json. */
 static PyObject *mod_plan(PyObject *mod, PyObject *args, PyObject *kw)
 {
     (void)mod;
     static char *kwlist[] = {"bits",   "messages", "fp",     "max_hashes", "hashing",
-                             "recycle", "method",  "layout", "progress",   NULL};
+                             "recycle", "method",  "layout", "progress",   "remember",
+                             "miss",    NULL};
     PyObject *bits = NULL, *messages = NULL, *maxk = NULL, *hashing = NULL, *recycle = NULL,
-             *method = NULL, *layout = NULL, *progress = NULL;
+             *method = NULL, *layout = NULL, *progress = NULL, *remember = NULL, *missobj = NULL;
     double eps = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOdOOOOOO", kwlist, &bits, &messages, &eps,
-                                     &maxk, &hashing, &recycle, &method, &layout, &progress))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOdOOOOOOOO", kwlist, &bits, &messages, &eps,
+                                     &maxk, &hashing, &recycle, &method, &layout, &progress,
+                                     &remember, &missobj))
         return NULL;
     uint64_t M = 0, N = 0;
     int nc = 0, ret = 0, blk = -1;
@@ -1813,7 +1879,17 @@ static PyObject *mod_plan(PyObject *mod, PyObject *args, PyObject *kw)
     }
     if (progress == Py_None)
         progress = NULL;
+    if (remember == Py_None)
+        remember = NULL;
+    if (missobj == Py_None)
+        missobj = NULL;
+    if (missobj && !remember) {
+        PyErr_SetString(PyExc_ValueError, "miss: applies to remember only");
+        return NULL;
+    }
     o.max_hashes = mk;
+    if (remember)
+        return plan_remember(M, N, eps, blk, remember, missobj, &o, progress);
     o.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
     o.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
     progress_ctx pc = {progress};

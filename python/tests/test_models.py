@@ -266,3 +266,11 @@ def test_cycle_model_errors():
         rbf.model(bits=1000, hashes=3, sigma=300, fn="bogus")
     with pytest.raises(ValueError):
         rbf.model(bits=1000, hashes=3, sigma=300, forget=[])
+
+
+@pytest.mark.parametrize("case", [dict(bits=1 << 16, fp=0.01, remember=1000),
+                                  dict(bits=1 << 16, fp=0.01, remember=100),
+                                  dict(bits=1 << 12, fp=0.001, remember=10**5, miss=0.0)])
+def test_plan_remember_matches_cli(case):
+    py = rbf.plan(**case)
+    same(py, cli_json("plan", *cli_args(case)))
