@@ -68,6 +68,28 @@ def test_refcounts_and_memory_stable_over_a_million_calls():
     assert m1 - m0 < 4096, "RSS grew by %d KiB over a million calls" % (m1 - m0)
 
 
+def test_models_do_not_leak():
+    def round_(n):
+        for _ in range(n):
+            rbf.model(bits=1000, hashes=3, sigma=300)
+            rbf.model(bits=1000, hashes=3, messages=50)
+            rbf.model(bits=1000, hashes=3, sigma=300, points=3)
+            try:
+                rbf.model(bits=1000, hashes=3, sigma=5000)
+            except ValueError:
+                pass
+        for _ in range(n // 50):
+            rbf.plan(memory=4096, fp=0.01)
+            rbf.simulate(bits=1000, hashes=3, sigma=300, epochs=2, arrivals=100, threads=1,
+                         detail=True)
+    round_(200)
+    gc.collect()
+    m0 = rss_kib()
+    round_(2000)
+    gc.collect()
+    assert rss_kib() - m0 < 2048
+
+
 def test_filters_are_freed():
     gc.collect()
     m0 = rss_kib()
