@@ -271,6 +271,9 @@ def test_planned_keeps_the_plan():
     assert g.plan["messages"] == 10**4
     assert g.plan["sigma_bounded"]["expected_messages"] >= 10**4
     assert g.config["bits"] == g.plan["bits"]
+    g2 = rbf.Filter.planned(capacity=10**4, fp=0.001, phases=2)
+    assert g2.config["phases"] == 2 and g2.plan["two_phase"]["expected_messages"] >= 10**4
+    assert g2.config["bits"] == rbf.plan(capacity=10**4, fp=0.001)["two_phase_bits"]
     h = rbf.Filter.planned(memory=1 << 16, fp=0.01, phases=2)
     assert h.config["sigma"] == h.plan["two_phase"]["sigma"] and h.config["phases"] == 2
     b = rbf.Filter.planned(memory=1 << 16, fp=0.01, layout="blocked")
