@@ -175,3 +175,9 @@ def test_typed_package():
     for meth in ("add", "update", "add_many", "contains_many", "recycle", "clear", "copy",
                  "to_bytes", "from_bytes", "save", "load", "planned", "stats", "config", "plan"):
         assert hasattr(rbf.Filter, meth) and ("def %s(" % meth) in stub, meth
+
+
+def test_module_docstring_examples():
+    import doctest
+    r = doctest.testmod(rbf, verbose=False)
+    assert r.attempted >= 4 and r.failed == 0
