@@ -162,24 +162,41 @@ def test_ctrl_c_interrupts_a_long_simulation():
     assert time.monotonic() - t0 < 60
 
 
-def test_gil_released_during_simulation():
-    """Another Python thread runs while a simulation runs."""
-    ticks = []
+def test_gil_released_during_simulation_and_update():
+    """Another Python thread runs while a simulation or an update runs.  The
+    switch interval is set to 100 s, so the main thread never gives the GIL
+    up on its own: the other thread can run only if the call releases it."""
+    import sys
+    count = [0]
     stop = threading.Event()
 
-    def count():
+    def other():
         while not stop.is_set():
-            ticks.append(1)
-            time.sleep(0.001)
+            count[0] += 1
+            time.sleep(0)  # gives the GIL back at once
 
-    th = threading.Thread(target=count)
+    old = sys.getswitchinterval()
+    th = threading.Thread(target=other)
     th.start()
     try:
+        sys.setswitchinterval(100.0)
+        n0 = count[0]
         rbf.simulate(bits=1000, hashes=3, sigma=300, epochs=1, arrivals=4 * 10**6, threads=1)
+        n1 = count[0]
+        f = rbf.Filter(bits=1 << 20, hashes=3, sigma=1 << 18)
+        items = [b"%d" % i for i in range(300000)]
+        n2 = count[0]
+        f.update(items)
+        n3 = count[0]
+        for x in items[:100000]:  # single adds keep the GIL
+            f.add(x)
+        n4 = count[0]
     finally:
+        sys.setswitchinterval(old)
         stop.set()
         th.join()
-    assert len(ticks) > 5
+    assert n1 > n0 and n3 > n2
+    assert n4 == n3
 
 
 def test_dedup():
