@@ -264,14 +264,38 @@ class Filter(_rbf.FilterBase):
                                               c["hashing"], c["recycle"], c["layout"],
                                               c["concurrent"])
 
-    def __len__(self) -> int:
-        raise TypeError("a recycling filter has no single count: see f.stats "
-                        "(inserts, reported_new, cycle_messages)")
+    @property
+    def stats(self) -> "Record":
+        """The counters: bits (per filter), bits_set, frozen_bits_set, cycles,
+        cycle_messages, inserts, reported_new.  A dict whose keys are also
+        attributes (``f.stats["inserts"] == f.stats.inserts``).  There is no
+        ``len(f)``: a recycling filter forgets whole cycles, so it has no
+        single count."""
+        return Record(_rbf.FilterBase.stats.__get__(self))
 
-    def __iter__(self) -> Iterator[Any]:
-        raise TypeError("a Bloom filter cannot list its items")
+    @property
+    def config(self) -> "Record":
+        """The configuration: bits, hashes, sigma, messages, phases, hashing,
+        recycle, layout, seed (the hash key: keep it private), concurrent.
+        A dict whose keys are also attributes."""
+        return Record(_rbf.FilterBase.config.__get__(self))
 
     __hash__ = None  # type: ignore[assignment]
+
+
+class Record(dict):
+    """A dict whose keys are also read as attributes (f.stats.inserts)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __dir__(self) -> Iterable[str]:
+        return list(self.keys()) + dir(dict)
 
 
 def _arrays(d: dict, keys: Iterable[str]) -> dict:

@@ -166,7 +166,8 @@ def test_stats_config_no_len():
     assert c == {"bits": 4096, "hashes": 2, "sigma": None, "messages": 100, "phases": 2,
                  "hashing": "colliding", "recycle": "non-retaining", "layout": "flat",
                  "seed": 5, "concurrent": False}
-    assert f.stats["bits"] == 2048
+    assert f.stats["bits"] == 2048 and f.stats.bits == 2048 and f.config.seed == 5
+    assert not hasattr(f, "__len__") and not hasattr(f, "__iter__")
     with pytest.raises(TypeError):
         len(f)
     assert f.plan is None
