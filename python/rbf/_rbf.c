@@ -574,13 +574,13 @@ static PyObject *batch_loop(FilterObject *s, PyObject *items, int insert, int wa
         } else {
             o = PyIter_Next(it);
             if (!o && PyErr_Occurred())
-                goto fail;
+                goto fail_flush;
         }
         if (o) {
             item_ref r;
             if (item_get(o, &r) < 0) {
                 Py_DECREF(o);
-                goto fail;
+                goto fail_flush;
             }
             int e = batch_push(b, r.p, (size_t)r.n);
             item_release(&r);
@@ -615,6 +615,16 @@ static PyObject *batch_loop(FilterObject *s, PyObject *items, int insert, int wa
     if (out)
         return out;
     return PyLong_FromLongLong((long long)total);
+fail_flush:
+    /* an item that is not one, or an iterator that raised: the items before
+     * it are added first, as a loop of add() would have added them */
+    if (insert && b->n) {
+        PyObject *et, *ev, *etb;
+        PyErr_Fetch(&et, &ev, &etb);
+        if (batch_run(s, b, insert) < 0)
+            PyErr_Clear();
+        PyErr_Restore(et, ev, etb);
+    }
 fail:
     PyMem_Free(b->arena);
     PyMem_Free(b);

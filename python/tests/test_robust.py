@@ -118,11 +118,14 @@ def test_hostile_inputs():
         raise RuntimeError("midway")
     with pytest.raises(RuntimeError):
         f.update(gen())
-    # a list mutated by its own items' conversion is still read safely
+    assert b"g1" in f and b"g2" in f
+    # an item of the wrong type midway: the ones before it are added, none after
     class Evil:
         pass
+    n = f.stats["inserts"]
     with pytest.raises(TypeError):
-        f.update([b"ok"] * 10 + [Evil()])
+        f.update([b"ok%d" % i for i in range(10)] + [Evil()] + [b"never"])
+    assert f.stats["inserts"] == n + 10 and b"ok9" in f and b"never" not in f
     # numpy arrays that are not bytes go item by item (and ints are decimal)
     assert f.add_many(np.array([7, 8], dtype=object)) == [True, True]
     assert 7 in f
