@@ -7,6 +7,8 @@
 #                    harness for FUZZ_SECONDS (docs/robustness.md)
 #   make reproduce   regenerate the paper's results into report/
 #   make install     install headers, libraries, the CLI and rbf.pc (PREFIX=/usr/local)
+#   make python      build the Python module (python/rbf/_rbf.abi3.so) in place against
+#                    build/librbf.a: PYTHONPATH=python /usr/bin/python3 -c 'import rbf'
 BUILD     ?= build
 ASAN      ?= build-asan
 TSAN      ?= build-tsan
@@ -14,7 +16,7 @@ PREFIX    ?= /usr/local
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure test test-fast test-big test-asan test-tsan test-valgrind reproduce reproduce-full install clean fuzz bench
+.PHONY: python all deps configure test test-fast test-big test-asan test-tsan test-valgrind reproduce reproduce-full install clean fuzz bench
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -40,6 +42,12 @@ test-valgrind: all
 
 fuzz: deps
 	JOBS=$(JOBS) scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The Python extension, in place (docs/python.md); Debian's python3, not
+# another one first on PATH.
+PYTHON ?= /usr/bin/python3
+python: all
+	cd python && RBF_BUILD=$(abspath $(BUILD)) $(PYTHON) setup.py -q build_ext --inplace
 
 test-fast: all
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -71,9 +79,10 @@ reproduce: all
 reproduce-full: all
 	$(BUILD)/rbf reproduce --full --out report
 
-bench: all
+bench: all python
 	$(BUILD)/rbf-bench all
 	/usr/bin/python3 bench/redis_bench.py --module $(BUILD)/rbf-redis.so
+	PYTHONPATH=python $(PYTHON) bench/python_bench.py
 
 install: all
 	cmake --install $(BUILD) --prefix $(PREFIX)

@@ -475,6 +475,35 @@ RBF_API int rbf_plan_remember(uint64_t bits, double eps, uint64_t remember, doub
                                     const rbf_plan_options *o, rbf_plan_remember_result *out,
                                     uint64_t *least_bits);
 
+/* ---- A policy in one call: what `rbf model` gives for --oracle,
+ * two-phase --messages, --fn and --forget (src/model/policy.c).  p is
+ * the filter (p->bits per filter), s the policy, w a workload for the
+ * false-negative rate or NULL, and gaps[0..ngaps-1] tick gaps at which
+ * forgotten[i] (rbf_model_forget from a tick) and false_negative[i]
+ * (rbf_model_miss) are wanted.  N-bounded without a workload or gaps, the
+ * rate and the mean cycle follow from the N-bounded rates (any N, in
+ * milliseconds); otherwise from the cycle-length law.  A real user whose
+ * active filter fills before its N-th bit-setting message is `stuck`:
+ * fp = 1, cycle_mean 0 (no cycle ends), fn 0 (every arrival is reported
+ * seen), and has_cycles 0 (forgotten, tick_fraction and the gap arrays
+ * are then 0: they do not apply). */
+typedef struct rbf_model_policy_result {
+    double fp;              /* the policy's average false-positive rate */
+    double cycle_mean;      /* E[ticks per cycle] (0 when stuck) */
+    uint64_t saturated_at;  /* N-bounded without a workload: as rbf_model_n_result */
+    int stuck;              /* 1: the filter fills and never recycles */
+    int has_cycles;         /* 1: the cycle-length law was built (forget values apply) */
+    double fn;              /* with a workload: false negatives / repeats */
+    double forgotten;       /* with a workload: P(a repeat is held by no filter) */
+    double tick_fraction;   /* with a workload: ticks per arrival */
+    uint64_t reserved_[4];  /* written as zero: room for new fields (rbf_base.h) */
+} rbf_model_policy_result;
+
+RBF_API int rbf_model_policy(const rbf_model_params *p, const rbf_model_cycle_spec *s,
+                             const rbf_model_workload *w, const uint64_t *gaps, size_t ngaps,
+                             double *forgotten, double *false_negative,
+                             rbf_model_policy_result *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,6 +19,12 @@ PKGS=(
   python3                     # the dedup tests' checker (tests/cli/dedup_check.py)
   redis-server                # the server the Redis module (build/rbf-redis.so) is tested and benchmarked in
   python3-redis               # redis-py: the Redis module's tests (tests/redis/) and redis-py bf() compatibility
+  python3-dev                 # Python.h: the Python extension (make python, python/)
+  python3-setuptools          # builds the Python extension (python/setup.py)
+  python3-pytest              # the Python package's tests (python/tests, CTest python_tests)
+  python3-hypothesis          # their state machines against the C library
+  python3-numpy               # numpy arrays in and out of the Python package, and its tests
+  python3-venv python3-pip    # installing the Python package offline into a venv
 )
 
 if [ "${1:-}" = "--list" ]; then printf '%s\n' "${PKGS[@]}"; exit 0; fi
