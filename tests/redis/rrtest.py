@@ -350,3 +350,31 @@ class Resp:
     def call(self, *args):
         self.send(*args)
         return self.read()
+
+
+class Checks:
+    """Collects failed checks so that one run reports every failure, not
+    only the first: run each behaviour with c.run(fn, *args) (an
+    AssertionError or redis error inside is recorded with fn's name), then
+    c.done() raises one AssertionError listing them all."""
+
+    def __init__(self):
+        self.failed = []
+        self.passed = []
+
+    def run(self, fn, *args, **kw):
+        name = getattr(fn, "__name__", str(fn))
+        try:
+            r = fn(*args, **kw)
+        except (AssertionError, redis.RedisError) as e:
+            self.failed.append("%s: %s" % (name, e))
+            print("FAIL %s: %s" % (name, e), file=sys.stderr)
+            return None
+        self.passed.append(name)
+        print("ok   %s" % name)
+        return r
+
+    def done(self):
+        if self.failed:
+            raise AssertionError("%d check(s) failed (%d passed):\n  %s" % (
+                len(self.failed), len(self.passed), "\n  ".join(self.failed)))
