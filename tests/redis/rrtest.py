@@ -364,11 +364,19 @@ class Checks:
 
     def run(self, fn, *args, **kw):
         name = getattr(fn, "__name__", str(fn))
+        tags = [a for a in args if isinstance(a, str)]
+        if tags:
+            name += "(%s)" % ", ".join(tags)
         try:
             r = fn(*args, **kw)
-        except (AssertionError, redis.RedisError) as e:
+        except AssertionError as e:
             self.failed.append("%s: %s" % (name, e))
             print("FAIL %s: %s" % (name, e), file=sys.stderr)
+            return None
+        except redis.RedisError as e:
+            msg = "unexpected %s: %s" % (type(e).__name__, e)
+            self.failed.append("%s: %s" % (name, msg))
+            print("FAIL %s: %s" % (name, msg), file=sys.stderr)
             return None
         self.passed.append(name)
         print("ok   %s" % name)
