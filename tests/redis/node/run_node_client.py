@@ -28,7 +28,7 @@ def install():
     for name in FILES:
         shutil.copyfile(os.path.join(HERE, name), os.path.join(dest, name))
     if not fresh:
-        r = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=dest,
+        r = subprocess.run(["npm", "ci", "--prefer-offline", "--no-audit", "--no-fund"], cwd=dest,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            timeout=scaled(300))
         check(r.returncode == 0, "npm ci failed in %s:\n%s" % (dest, r.stdout.decode(errors="replace")[-3000:]))
