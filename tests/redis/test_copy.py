@@ -4,7 +4,7 @@ unchanged; COPY f g DB 1 too.  For flat and blocked, one- and two-phase
 filters."""
 import sys
 
-from rrtest import Checks, Harness, check, digest
+from rrtest import Checks, Harness, check, digest, wait_until
 
 FILTERS = {
     "flat": ["BITS", 200000, "HASHES", 4, "SIGMA", 30000],
@@ -61,6 +61,10 @@ def main():
             c.execute_command("RBF.RESERVE", name, *args)
             for i in range(0, len(ITEMS), 1000):
                 c.execute_command("RBF.MADD", name, *ITEMS[i:i + 1000])
+            # the model values of an explicit filter come from a worker
+            # thread: copy once they are in, so RBF.INFO compares whole
+            wait_until(lambda: c.execute_command("RBF.INFO", name, "model_fp") != b"pending",
+                       what="the model values of " + name)
             ck.run(copy_answers_as_source, c, name)
             if c.exists(name + "-copy"):
                 ck.run(writing_copy_leaves_source, c, name)
