@@ -61,6 +61,10 @@ test-big: all
 # Under ASan+UBSan the long model grids and simulations run thinner
 # (RBF_TEST_SHRINK, as under valgrind; the normal build runs them in full);
 # the fault-injection test fails every allocation in turn, unthinned.
+# The Redis module is built with the sanitizers too, and its tests
+# (label redis) start Debian's redis-server with the sanitizer runtime
+# preloaded; a sanitizer report in a server's output fails the test
+# (docs/redis.md, "Tests").
 ASAN_SHRINK ?= 4
 test-asan: deps
 	@test -f $(ASAN)/CMakeCache.txt || cmake -S . -B $(ASAN) -DRBF_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
