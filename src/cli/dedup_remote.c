@@ -313,7 +313,7 @@ int dedup_remote_open(const dedup_remote_opts *o, dedup_remote **out)
         if (o->on_error_pass && d->c && d->c->err) {
             fprintf(stderr,
                     "rbf dedup: %s; writing lines unfiltered until the server answers "
-                    "(retried every second)\n",
+                    "(reconnecting every second)\n",
                     msg);
             d->down = 1;
             d->last_try = cli_wall_seconds();
@@ -401,8 +401,8 @@ static int batch_emit(dedup_remote *d, rbatch *b, const redisReply *ans, dedup_e
 static void go_down(dedup_remote *d, const char *reason)
 {
     fprintf(stderr,
-            "rbf dedup: lost %s (%s): writing lines unfiltered until it is back "
-            "(retried every second)\n",
+            "rbf dedup: lost %s (%s): writing lines unfiltered while it is down "
+            "(reconnecting every second)\n",
             d->where, reason);
     d->down = 1;
     d->last_try = cli_wall_seconds();
@@ -486,7 +486,7 @@ static void try_reconnect(dedup_remote *d)
         return;
     }
     d->down = 0;
-    fprintf(stderr, "rbf dedup: %s is back: filtering again\n", d->where);
+    fprintf(stderr, "rbf dedup: reconnected to %s: filtering again\n", d->where);
 }
 
 int dedup_remote_submit(dedup_remote *d, size_t n, const void *const *keys, const size_t *klens,
