@@ -19,6 +19,8 @@ PKGS=(
   python3                     # the dedup tests' checker (tests/cli/dedup_check.py)
   redis-server                # the server the Redis module (build/rbf-redis.so) is tested and benchmarked in
   python3-redis               # redis-py: the Redis module's tests (tests/redis/) and redis-py bf() compatibility
+  libhiredis-dev              # the Redis client of `rbf dedup --redis` (linked into the CLI only)
+  libjansson-dev              # the JSON parser of `rbf dedup --json-field` (linked into the CLI only)
 )
 
 if [ "${1:-}" = "--list" ]; then printf '%s\n' "${PKGS[@]}"; exit 0; fi
