@@ -614,7 +614,6 @@ void dedup_remote_close(dedup_remote *d)
     }
     free(d->argv);
     free(d->argl);
-    memset(d->password ? (void *)d->url.password : (void *)d->url.password, 0,
-           sizeof d->url.password);
+    memset(d->url.password, 0, sizeof d->url.password); /* not left in freed memory */
     free(d);
 }
