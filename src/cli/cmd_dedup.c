@@ -535,6 +535,7 @@ typedef struct layout_choice {
     double eps;
     unsigned phases;
     int decided;       /* the plans below were made */
+    int given;         /* --layout: -1 not given, 0 flat, 1 blocked */
     int blocked;       /* the choice */
     int have_blocked;  /* blk was planned */
     dedup_sizing flat, blk;
@@ -599,8 +600,13 @@ static void print_plans(const layout_choice *lc)
                 lc->flat.ok == 1 ? lc->blk.expected_lines / lc->flat.expected_lines : NAN);
     else
         fprintf(stderr, "blocked plan: none reaches the target\n");
-    fprintf(stderr, "layout chosen: %s (blocked when within 5%% of the flat plan's lines per cycle)\n",
-            lc->blocked ? "blocked" : "flat");
+    if (lc->given >= 0)
+        fprintf(stderr, "layout: %s (given by --layout; the planners would choose %s)\n",
+                lc->given ? "blocked" : "flat", lc->blocked ? "blocked" : "flat");
+    else
+        fprintf(stderr,
+                "layout chosen: %s (blocked when within 5%% of the flat plan's lines per cycle)\n",
+                lc->blocked ? "blocked" : "flat");
 }
 
 /* ---- options */
@@ -914,7 +920,8 @@ int cmd_dedup(int argc, char **argv)
         return cli_fail(CMD, "out of memory");
     }
 
-    layout_choice lc = {.bytes = bytes, .eps = eps, .phases = (unsigned)phases};
+    layout_choice lc = {.bytes = bytes, .eps = eps, .phases = (unsigned)phases,
+                        .given = layout_given ? blocked : -1};
     rbf_config cfg;
     dedup_sizing sz = {0};
     int blocked_model = 0;
@@ -1071,6 +1078,8 @@ int cmd_dedup(int argc, char **argv)
             dedup_remote_print_info(r->remote);
         } else {
             print_stats(r, &cfg, bytes, &sz, blocked_model);
+            if (!lc.decided) /* --layout was given: both plans, for comparison */
+                choose_layout(&lc);
             print_plans(&lc);
         }
     }

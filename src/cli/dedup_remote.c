@@ -71,10 +71,12 @@ static redisReply *command(dedup_remote *d, int argc, const char **argv)
     return redisCommandArgv(d->c, argc, argv, NULL);
 }
 
-/* Connect, AUTH and SELECT.  Returns 0, or -1 with the reason in why. */
-static int connect_server(dedup_remote *d, char *why, size_t whylen)
+/* Connect, AUTH and SELECT.  Returns 0, or -1 with the reason in why.  A
+ * reconnection waits at most 250 ms for the connection, so a server that
+ * does not answer holds the stream back only briefly each second. */
+static int connect_server(dedup_remote *d, int again, char *why, size_t whylen)
 {
-    struct timeval tv = {5, 0};
+    struct timeval tv = {again ? 0 : 5, again ? 250000 : 0};
     if (d->c) {
         redisFree(d->c);
         d->c = NULL;
@@ -309,7 +311,7 @@ int dedup_remote_open(const dedup_remote_opts *o, dedup_remote **out)
     else if (env && *env)
         d->password = env;
     char msg[2048];
-    if (connect_server(d, msg, sizeof msg) < 0) {
+    if (connect_server(d, 0, msg, sizeof msg) < 0) {
         if (o->on_error_pass && d->c && d->c->err) {
             fprintf(stderr,
                     "rbf dedup: %s; writing lines unfiltered until the server answers "
@@ -478,7 +480,7 @@ static void try_reconnect(dedup_remote *d)
         return;
     d->last_try = now;
     char msg[2048];
-    if (connect_server(d, msg, sizeof msg) < 0 || ensure_filter(d, 0, msg, sizeof msg) < 0) {
+    if (connect_server(d, 1, msg, sizeof msg) < 0 || ensure_filter(d, 0, msg, sizeof msg) < 0) {
         if (d->c) {
             redisFree(d->c);
             d->c = NULL;
