@@ -414,12 +414,52 @@ static void go_down(dedup_remote *d, const char *reason)
     }
 }
 
+/* A write failed, but the answers of older batches may already be here:
+ * take them (and write their lines) until the connection has nothing more.
+ * Returns 0, or -1 when emit says output must stop. */
+static int salvage(dedup_remote *d, dedup_emit_fn emit, void *ctx)
+{
+    d->c->err = 0;
+    d->c->errstr[0] = '\0';
+    while (d->count > 0) {
+        rbatch *b = &d->win[d->head];
+        redisReply *r = NULL;
+        if (b->nsent > 0) {
+            void *rv = NULL;
+            for (;;) {
+                if (redisGetReplyFromReader(d->c, &rv) != REDIS_OK)
+                    return 0;
+                if (rv)
+                    break;
+                if (redisBufferRead(d->c) != REDIS_OK)
+                    return 0;
+            }
+            r = rv;
+            if (r->type != REDIS_REPLY_ARRAY || r->elements != b->nsent) {
+                freeReplyObject(r);
+                return 0;
+            }
+        }
+        d->head = (d->head + 1) % REMOTE_WINDOW;
+        d->count--;
+        int rc = batch_emit(d, b, r, emit, ctx);
+        if (r)
+            freeReplyObject(r);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* The connection failed: emit every unanswered batch unfiltered (--on-error
- * pass) or drop them and fail. */
-static int connection_lost(dedup_remote *d, dedup_emit_fn emit, void *ctx)
+ * pass) or drop them and fail.  After a failed write, the answers already
+ * received are used first. */
+static int connection_lost(dedup_remote *d, int on_write, dedup_emit_fn emit, void *ctx)
 {
     char reason[512];
     snprintf(reason, sizeof reason, "%s", conn_error(d->c));
+    if (on_write && salvage(d, emit, ctx) < 0)
+        return -1;
     if (!d->o.on_error_pass) {
         for (size_t i = 0; i < d->count; i++)
             d->lost += d->win[(d->head + i) % REMOTE_WINDOW].n;
@@ -446,7 +486,7 @@ static int complete_one(dedup_remote *d, dedup_emit_fn emit, void *ctx)
     if (b->nsent > 0) {
         void *rv = NULL;
         if (redisGetReply(d->c, &rv) != REDIS_OK || !rv)
-            return connection_lost(d, emit, ctx);
+            return connection_lost(d, 0, emit, ctx);
         r = rv;
         if (r->type == REDIS_REPLY_ERROR) {
             cli_fail(CMD, "%s answered RBF.MADD %s with: %s", d->where, d->o.key, r->str);
@@ -556,7 +596,7 @@ int dedup_remote_submit(dedup_remote *d, size_t n, const void *const *keys, cons
     int done = 0;
     while (!done)
         if (redisBufferWrite(d->c, &done) != REDIS_OK)
-            return connection_lost(d, emit, ctx);
+            return connection_lost(d, 1, emit, ctx);
     return 0;
 }
 

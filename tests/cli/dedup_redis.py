@@ -311,6 +311,42 @@ def tests(work, servers):
     servers.append(K2)
     kill_midstream(K2, big, pass_mode=True)
 
+    # killed while the stream flows (no idle moment): what was written is
+    # awk's output for a prefix of the input, no line twice, and stderr
+    # gives its count
+    K3 = Server(work, "kill3").start()
+    servers.append(K3)
+    # the input never ends (chunks until the pipe breaks), so the process
+    # cannot finish before the kill, however busy the machine
+    fed = []
+    p = subprocess.Popen([RBF, "dedup", "--redis", "redis://127.0.0.1:%d" % K3.port, "--key", "k"] + big,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = Reader(p.stdout), Reader(p.stderr)
+    frnd = random.Random(7)
+    def feed():
+        try:
+            while True:
+                chunk = [b"f%d" % frnd.randrange(300000) for _ in range(50000)]
+                fed.extend(chunk)
+                p.stdin.write(b"\n".join(chunk) + b"\n")
+                p.stdin.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+    t = threading.Thread(target=feed, daemon=True)
+    t.start()
+    check(out.wait_for(lambda d: len(d) > 100000), "flowing: no output before the kill")
+    K3.kill()
+    rc = p.wait(300)
+    t.join(60)
+    out.join(60)
+    err.join(60)
+    got = out.data.split(b"\n")[:-1]
+    first = awk_first(fed)
+    e = err.data.decode(errors="replace")
+    check(rc == 1, "flowing: exit %d after the kill" % rc)
+    check(got == first[:len(got)], "flowing: the output is not awk's output for a prefix of the input")
+    check("%d lines written" % len(got) in e, "flowing: stderr does not say %d lines written: %r" % (len(got), e))
+
     print("%d checks, %d failures" % (checks, fails))
     return 1 if fails else 0
 
