@@ -231,6 +231,11 @@ def tests(work, servers):
             seen.add(k)
             want.append(r + b"\n")
     check(rc == 0 and out == b"".join(want), "--field 2 --delimiter , through the server: %r" % out[:200])
+    # --missing keep: lines without the field are written and never sent
+    rc, out, err = run(["--redis", url, "--key", "f2keep", "--field", "3", "--delimiter", ",",
+                        "--missing", "keep"] + big, b"a,b,c\nlonely\nx,y,c\nlonely\nq,r,s\n")
+    check(rc == 0 and out == b"a,b,c\nlonely\nlonely\nq,r,s\n", "--missing keep through the server: %r" % out)
+    check(S.info("f2keep", "inserts") == 3, "--missing keep: %r keys sent, wanted 3" % S.info("f2keep", "inserts"))
     # --stats prints the server's RBF.INFO
     rc, out, err = run(["--redis", url, "--key", "one", "--stats"] + big, b"zzz\n")
     check(rc == 0 and out == b"zzz\n", "--stats run: exit %d" % rc)
