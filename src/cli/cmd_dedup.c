@@ -118,7 +118,7 @@ typedef struct dedup_run {
     uint64_t lines_written;
     uint64_t cycles_seen; /* for --trace-recycles */
     /* progress line (a terminal on stderr, a regular file in) */
-    int progress;
+    int progress, progress_drawn;
     uint64_t bytes_read;
     double t0, t_last;
     unsigned batches_since;
@@ -167,9 +167,12 @@ static void progress_draw(dedup_run *r, int final)
         cycles = st.cycles;
     }
     if (final) {
-        fputs("\r\033[K", stderr);
+        if (r->progress_drawn) /* erase it */
+            fputs("\r\033[K", stderr);
+        r->progress_drawn = 0;
         return;
     }
+    r->progress_drawn = 1;
     if (r->filter)
         fprintf(stderr, "\rrbf dedup: %" PRIu64 " lines, %.1f MB/s, %" PRIu64 " recycles\033[K",
                 r->lines_read, el > 0 ? (double)r->bytes_read / el / 1e6 : 0.0, cycles);
@@ -895,8 +898,6 @@ int cmd_dedup(int argc, char **argv)
     if (url && layout_given && blocked && phases == 2)
         return cli_usage(CMD, "--redis: a blocked two-phase filter cannot be planned by the "
                               "server (docs/redis.md); use --layout flat or --phases 1");
-    if (!have_seed)
-        seed = 0;
 
     dedup_run *r = calloc(1, sizeof *r);
     if (!r)
