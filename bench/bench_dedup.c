@@ -142,20 +142,25 @@ static void usage(FILE *fp)
 {
     fprintf(fp,
             "Usage: rbf bench dedup [--lines N] [--distinct D] [--runs R] [--memory SIZE]\n"
-            "                       [--input FILE] [--rbf PATH]\n"
+            "                       [--input FILE] [--rbf PATH] [--redis URL]\n"
             "\n"
-            "Lines per second of 'rbf dedup --memory SIZE' against awk '!seen[$0]++' (gawk\n"
-            "and mawk, when installed) and 'sort -u', each run end to end with output to\n"
+            "Lines per second of 'rbf dedup --memory SIZE' (its default layout, and\n"
+            "--layout blocked) against 'cat f | cat' (the floor: reading and piping the\n"
+            "bytes), awk '!seen[$0]++' (gawk and mawk, when installed) and 'sort -u', each\n"
+            "run end to end with output to\n"
             "/dev/null and LC_ALL=C; the median of R runs (default 3) and each tool's peak\n"
             "memory.  Input: N lines (default 10M) of D distinct ids (default 3M), made\n"
-            "deterministically in a temporary file before timing, or --input FILE.\n");
+            "deterministically in a temporary file before timing, or --input FILE.\n"
+            "--redis URL adds a row for the shared filter of a server with the rbf module\n"
+            "('rbf dedup --redis URL --key rbf-bench-dedup-PID-TIME --layout flat'; the key\n"
+            "is left on the server).\n");
 }
 
 int bench_dedup_main(int argc, char **argv)
 {
     uint64_t lines = 10000000, distinct = 3000000, runs = 3, bytes = 64ULL << 20;
-    const char *input = NULL, *rbf_path = NULL;
-    enum { O_LINES = 256, O_DISTINCT, O_RUNS, O_MEMORY, O_INPUT, O_RBF, O_HELP };
+    const char *input = NULL, *rbf_path = NULL, *redis_url = NULL;
+    enum { O_LINES = 256, O_DISTINCT, O_RUNS, O_MEMORY, O_INPUT, O_RBF, O_HELP, O_REDIS };
     static const struct option opts[] = {
         {"lines", required_argument, NULL, O_LINES},
         {"distinct", required_argument, NULL, O_DISTINCT},
@@ -163,6 +168,7 @@ int bench_dedup_main(int argc, char **argv)
         {"memory", required_argument, NULL, O_MEMORY},
         {"input", required_argument, NULL, O_INPUT},
         {"rbf", required_argument, NULL, O_RBF},
+        {"redis", required_argument, NULL, O_REDIS},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -188,6 +194,7 @@ int bench_dedup_main(int argc, char **argv)
             break;
         case O_INPUT: input = optarg; break;
         case O_RBF: rbf_path = optarg; break;
+        case O_REDIS: redis_url = optarg; break;
         case O_HELP:
             usage(stdout);
             return cli_finish_stdout(BCMD);
@@ -241,18 +248,32 @@ int bench_dedup_main(int argc, char **argv)
     char membuf[32];
     snprintf(membuf, sizeof membuf, "%" PRIu64, bytes);
     char *gawk = find_prog("gawk"), *mawk = find_prog("mawk"), *sort = find_prog("sort");
+    char *sh = find_prog("sh");
+    char redis_key[64];
+    snprintf(redis_key, sizeof redis_key, "rbf-bench-dedup-%ld-%ld", (long)getpid(), (long)time(NULL));
     struct {
         const char *label;
-        char *argv[8];
+        char *argv[12];
     } tools[] = {
         {"rbf dedup", {rbf, (char *)"dedup", (char *)"--memory", membuf, (char *)"--seed",
                        (char *)"1", NULL}},
+        {"rbf dedup (blocked)", {rbf, (char *)"dedup", (char *)"--memory", membuf, (char *)"--seed",
+                       (char *)"1", (char *)"--layout", (char *)"blocked", NULL}},
+        /* the floor: the bytes through two pipes' worth of copying */
+        {"cat f | cat", {sh, (char *)"-c", (char *)"cat \"$0\" | cat", (char *)input, NULL}},
         {"gawk '!seen[$0]++'", {gawk, (char *)"!seen[$0]++", NULL}},
         {"mawk '!seen[$0]++'", {mawk, (char *)"!seen[$0]++", NULL}},
         {"sort -u", {sort, (char *)"-u", NULL}},
+        /* the shared filter: a new key per bench run, so the first run
+         * also reserves (plans) it and the later ones find it full of the
+         * same lines (the server inserts every line either way) */
+        {"rbf dedup --redis", {redis_url ? rbf : NULL, (char *)"dedup", (char *)"--redis",
+                               (char *)redis_url, (char *)"--key", redis_key, (char *)"--memory",
+                               membuf, (char *)"--layout", (char *)"flat", NULL}},
     };
     size_t ntools = sizeof tools / sizeof tools[0];
-    double med[4] = {0}, medcpu[4] = {0};
+    double med[10] = {0}, medcpu[10] = {0};
+    const size_t cat_row = 2;
     rc = CLI_EXIT_OK;
 
     printf("input: %" PRIu64 " lines, %" PRIu64 " bytes (%s); rbf dedup --memory %" PRIu64
@@ -263,7 +284,8 @@ int bench_dedup_main(int argc, char **argv)
     fflush(stdout);
     for (size_t t = 0; t < ntools; t++) {
         if (!tools[t].argv[0]) {
-            printf("%-22s (not installed)\n", tools[t].label);
+            if (t + 1 < ntools || redis_url)
+                printf("%-22s (not installed)\n", tools[t].label);
             continue;
         }
         double secs[99], cpus[99];
@@ -293,12 +315,17 @@ int bench_dedup_main(int argc, char **argv)
                (double)lines / med[t], medcpu[t], (double)peak / 1024.0, speed);
         fflush(stdout);
     }
+    if (med[0] > 0 && med[cat_row] > 0)
+        printf("rbf dedup (default layout, planning included) / cat f | cat: %.2fx wall "
+               "(goal: at most 2.5x)\n",
+               med[0] / med[cat_row]);
     if (made)
         unlink(tmpl);
     free(rbf);
     free(gawk);
     free(mawk);
     free(sort);
+    free(sh);
     int frc = cli_finish_stdout(BCMD);
     return rc != CLI_EXIT_OK ? rc : frc;
 }

@@ -25,6 +25,8 @@ PKGS=(
   python3-hypothesis          # their state machines against the C library
   python3-numpy               # numpy arrays in and out of the Python package, and its tests
   python3-venv python3-pip    # installing the Python package offline into a venv
+  libhiredis-dev              # the Redis client of `rbf dedup --redis` (linked into the CLI only)
+  libjansson-dev              # the JSON parser of `rbf dedup --json-field` (linked into the CLI only)
 )
 
 if [ "${1:-}" = "--list" ]; then printf '%s\n' "${PKGS[@]}"; exit 0; fi
