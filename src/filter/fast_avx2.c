@@ -9,6 +9,8 @@
 #ifdef RBF_HAVE_AVX512
 #define FT(name) rbf__favx2_##name
 #define FT_TARGET __attribute__((target("avx2,bmi,bmi2,popcnt")))
+/* blocked filters take the mask path of blocked.c on AVX2 */
+#define FT_FLAT_ONLY 1
 #include "fast_tmpl.h"
 #else
 /* ISO C forbids an empty translation unit. */

@@ -201,7 +201,9 @@ FT_TARGET static inline RBF_ALWAYS_INLINE int64_t FT(batch)(struct rbf *f, int i
     FT_K(1, L, LN) FT_K(2, L, LN) FT_K(3, L, LN) FT_K(4, L, LN) FT_K(5, L, LN) FT_K(6, L, LN)      \
         FT_K(7, L, LN) FT_K(8, L, LN)
 FT_LAYOUT(0, f)
+#ifndef FT_FLAT_ONLY
 FT_LAYOUT(1, b)
+#endif
 #undef FT_LAYOUT
 #undef FT_K
 
@@ -210,11 +212,18 @@ FT_LAYOUT(1, b)
      FT(NAME##_##LN##4), FT(NAME##_##LN##5), FT(NAME##_##LN##6), FT(NAME##_##LN##7),               \
      FT(NAME##_##LN##8)}
 
-/* Indexed by layout (0 flat, 1 blocked) and k (1..8); read-only. */
+/* Indexed by layout (0 flat, 1 blocked) and k (1..8); read-only.  A copy
+ * for flat filters only (FT_FLAT_ONLY) has no blocked row. */
+#ifndef FT_FLAT_ONLY
+#define FT_BLOCKED(NAME) FT_TABLE(NAME, b)
+#else
+#define FT_BLOCKED(NAME) {NULL}
+#endif
 const struct rbf_fast_paths FT(paths) = {
-    {FT_TABLE(ins_key, f), FT_TABLE(ins_key, b)},
-    {FT_TABLE(ins_hash, f), FT_TABLE(ins_hash, b)},
-    {FT_TABLE(con_hash, f), FT_TABLE(con_hash, b)},
-    {FT_TABLE(batch, f), FT_TABLE(batch, b)},
+    {FT_TABLE(ins_key, f), FT_BLOCKED(ins_key)},
+    {FT_TABLE(ins_hash, f), FT_BLOCKED(ins_hash)},
+    {FT_TABLE(con_hash, f), FT_BLOCKED(con_hash)},
+    {FT_TABLE(batch, f), FT_BLOCKED(batch)},
 };
+#undef FT_BLOCKED
 #undef FT_TABLE
