@@ -163,6 +163,21 @@ void rbf__positions_fast(const struct rbf *f, uint64_t hash, uint64_t *pos)
     rbf__positions(f, hash, pos);
 }
 
+const char *rbf_path(const rbf *f)
+{
+    if (!f)
+        return "";
+    if (f->conc)
+        return "concurrent";
+    if (f->simd & (RBF_SIMD_VEC | RBF_SIMD_GATHER | RBF_SIMD_BLK512))
+        return "avx512";
+    if (f->simd & (RBF_SIMD_AVX2 | RBF_SIMD_BLK256))
+        return "avx2";
+    if (f->simd & RBF_SIMD_PORT)
+        return "portable";
+    return "reference";
+}
+
 int rbf_positions(const rbf *f, uint64_t hash, uint64_t *pos)
 {
     if (!f || !pos)
