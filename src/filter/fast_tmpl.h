@@ -41,6 +41,12 @@ FT_TARGET static inline RBF_ALWAYS_INLINE void FT(pos)(const struct rbf *f, uint
 {
     if (!blocked) {
         const uint64_t m = f->m;
+#ifdef FT_VEC_POS
+        if (RBF_LIKELY(m < (UINT64_C(1) << 32))) {
+            FT_VEC_POS(hash, p, k, m);
+            return;
+        }
+#endif
 #pragma GCC unroll 8
         for (unsigned i = 0; i < k; i++)
             p[i] = reduce(rbf_splitmix64_mix(hash + (uint64_t)(i + 1) * RBF_GOLDEN), m);
