@@ -57,8 +57,9 @@ FT_TARGET static inline RBF_ALWAYS_INLINE void FT(pos)(const struct rbf *f, uint
     const uint64_t base = reduce(rbf_splitmix64_mix(hash + RBF_GOLDEN), f->m / RBF_BLOCK_BITS) *
                           RBF_BLOCK_BITS;
     const uint64_t w0 = rbf_splitmix64_mix(hash + 2 * RBF_GOLDEN);
-#pragma GCC unroll 8
-    for (unsigned i = 0; i < k && i < 7; i++)
+    const unsigned n0 = k < 7 ? k : 7;
+#pragma GCC unroll 7
+    for (unsigned i = 0; i < n0; i++)
         p[i] = base + ((w0 >> (9 * i)) & 511);
     if (k > 7)
         p[7] = base + (rbf_splitmix64_mix(hash + 3 * RBF_GOLDEN) & 511);
