@@ -17,6 +17,7 @@ esac
 PKGS=(
   "gcc-$triple"                 # the cross compiler
   "libc6-dev-$arch-cross"       # the target's C library headers and startup files
+  "libc6:$arch"                 # the target's C library the tests run with under qemu
   "libxxhash-dev:$arch"         # XXH3 headers (pkg-config file of the target)
   "libcmocka-dev:$arch"         # the unit-test framework, built for the target
   "libgsl27:$arch"              # GSL's libraries, built for the target (libgsl-dev
