@@ -9,6 +9,11 @@
 #   make install     install headers, libraries, the CLI and rbf.pc (PREFIX=/usr/local)
 #   make python      build the Python module (python/rbf/_rbf.abi3.so) in place against
 #                    build/librbf.a: PYTHONPATH=python /usr/bin/python3 -c 'import rbf'
+#   make test-arm64  cross-compile for ARM64 and run the test programs under
+#                    qemu-aarch64 (build-arm64/); make test-s390x: the same for
+#                    big-endian s390x (build-s390x/).  Neither is part of make
+#                    test; each installs its own Debian packages
+#                    (scripts/deps-cross.sh)
 BUILD     ?= build
 ASAN      ?= build-asan
 TSAN      ?= build-tsan
@@ -16,7 +21,7 @@ PREFIX    ?= /usr/local
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: python all deps configure test test-fast test-big test-asan test-tsan test-valgrind reproduce reproduce-full install clean fuzz bench
+.PHONY: python all deps configure test test-fast test-big test-asan test-tsan test-valgrind reproduce reproduce-full install clean fuzz bench test-arm64 test-s390x
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -77,6 +82,14 @@ test-tsan: deps
 	cmake --build $(TSAN) -j $(JOBS) --target test_concurrent rbf_static
 	cd $(TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -L concurrency
 
+# Other architectures: cross-compiled test programs run under qemu-user
+# (scripts/cross-test.sh says which tests are left out under emulation).
+test-arm64:
+	JOBS=$(JOBS) BUILD_CROSS=$(CURDIR)/build-arm64 scripts/cross-test.sh arm64
+
+test-s390x:
+	JOBS=$(JOBS) BUILD_CROSS=$(CURDIR)/build-s390x scripts/cross-test.sh s390x
+
 reproduce: all
 	$(BUILD)/rbf reproduce --out report
 
@@ -92,4 +105,4 @@ install: all
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(ASAN) $(TSAN) build-valgrind build-fuzz
+	rm -rf $(BUILD) $(ASAN) $(TSAN) build-valgrind build-fuzz build-arm64 build-s390x

@@ -578,6 +578,7 @@ typedef struct size_result {
     uint64_t prefill_keys;        /* fresh keys put into the insert filters before timing */
     double ins_fill_rbf, ins_fill_bloom; /* insert filters' fill at the end */
     int huge_ok;
+    const char *path_flat, *path_blocked; /* rbf_path of the filters measured */
     measure *ms;
     size_t nms;
 } size_result;
@@ -611,6 +612,8 @@ static int run_size(ctx *c, size_result *sr)
     rbf_get_config(c->f ? c->f : c->fb, &cfg);
     sr->rbf_bits = cfg.bits;
     sr->rbf_sigma = cfg.sigma;
+    sr->path_flat = c->f ? rbf_path(c->f) : "";
+    sr->path_blocked = c->fb ? rbf_path(c->fb) : "";
     c->lim_words = c->bytes / 8;
     if (limit_alloc(&c->lim4k, (size_t)c->bytes, 0) || limit_alloc(&c->limhuge, (size_t)c->bytes, 1)) {
         rc = cli_fail(CMD, "cannot allocate %llu bytes for the limit kernels",
@@ -883,6 +886,91 @@ static const char *size_label(uint64_t bytes, char *buf, size_t cap)
     return buf;
 }
 
+/* ---- the processor: its model name and the flags of /proc/cpuinfo that
+ * choose a path (Linux; empty elsewhere) */
+
+static const char *const CPU_FLAGS[] = {"sse4_2", "popcnt", "bmi2", "avx2", "avx512f", "avx512dq",
+                                        "avx512cd", "avx512_vpopcntdq", "asimd", "sve", "vx"};
+
+typedef struct cpu_info {
+    char model[128];
+    char flags[256]; /* those of CPU_FLAGS present, space-separated */
+} cpu_info;
+
+static void cpu_read(cpu_info *ci)
+{
+    ci->model[0] = ci->flags[0] = 0;
+    FILE *fp = fopen("/proc/cpuinfo", "r");
+    if (!fp)
+        return;
+    char line[8192], vendor[64] = "";
+    int have_flags = 0;
+    while (fgets(line, sizeof line, fp)) {
+        char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        size_t klen = (size_t)(colon - line);
+        while (klen && (line[klen - 1] == ' ' || line[klen - 1] == '\t'))
+            klen--;
+        char *val = colon + 1;
+        while (*val == ' ')
+            val++;
+        val[strcspn(val, "\n")] = 0;
+        /* x86: "model name"; ARM64: "CPU part" (no name); s390x:
+         * "vendor_id" alone */
+        if (!ci->model[0] && ((klen == 10 && !strncmp(line, "model name", 10)) ||
+                              (klen == 8 && !strncmp(line, "CPU part", 8))))
+            snprintf(ci->model, sizeof ci->model, "%s", val);
+        if (!vendor[0] && klen == 9 && !strncmp(line, "vendor_id", 9))
+            snprintf(vendor, sizeof vendor, "%s", val);
+        /* x86: "flags"; ARM64: "Features"; s390x: "features" */
+        if (!have_flags && ((klen == 5 && !strncmp(line, "flags", 5)) ||
+                            (klen == 8 && (!strncmp(line, "Features", 8) ||
+                                           !strncmp(line, "features", 8))))) {
+            have_flags = 1;
+            for (size_t i = 0; i < sizeof CPU_FLAGS / sizeof CPU_FLAGS[0]; i++) {
+                size_t n = strlen(CPU_FLAGS[i]);
+                for (const char *p = val; (p = strstr(p, CPU_FLAGS[i])) != NULL; p += n)
+                    if ((p == val || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0)) {
+                        size_t used = strlen(ci->flags);
+                        snprintf(ci->flags + used, sizeof ci->flags - used, "%s%s",
+                                 used ? " " : "", CPU_FLAGS[i]);
+                        break;
+                    }
+            }
+        }
+    }
+    fclose(fp);
+    if (!ci->model[0])
+        snprintf(ci->model, sizeof ci->model, "%s", vendor);
+}
+
+/* The switches of the paths set in the environment, space-separated. */
+static void path_env(char *buf, size_t cap)
+{
+    static const char *const vars[] = {"RBF_NO_SIMD", "RBF_NO_AVX2", "RBF_NO_AVX512"};
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (getenv(vars[i])) {
+            size_t used = strlen(buf);
+            snprintf(buf + used, cap - used, "%s%s=%s", used ? " " : "", vars[i], getenv(vars[i]));
+        }
+}
+
+/* The path of a row: the filter's for rbf's rows, "C" for libbloom (as
+ * Debian builds it), "-" for the reference rows. */
+static const char *row_path(const size_result *sr, const measure *m)
+{
+    switch (m->impl) {
+    case IMPL_RBF_SINGLE:
+    case IMPL_RBF_BATCH: return sr->path_flat;
+    case IMPL_RBFB_SINGLE:
+    case IMPL_RBFB_BATCH: return sr->path_blocked;
+    case IMPL_LIBBLOOM: return "C";
+    default: return "-";
+    }
+}
+
 static void print_table(const ctx *c, const size_result *srs, size_t nsz, double load0, double load1)
 {
     printf("rbf bench filter: k = %u, %u-byte random keys, %llu operations per round, "
@@ -896,6 +984,14 @@ static void print_table(const ctx *c, const size_result *srs, size_t nsz, double
            cli_hashing_name(c->hashing == RBF_NON_COLLIDING),
            cli_recycle_name(c->recycle == RBF_RETAINING), c->phases,
            c->phases == 2 ? "s" : "", load0, load1);
+    cpu_info ci;
+    cpu_read(&ci);
+    char env[160];
+    path_env(env, sizeof env);
+    printf("cpu: %s; flags: %s; paths (rbf_path): flat %s, blocked %s%s%s\n",
+           ci.model[0] ? ci.model : "unknown", ci.flags[0] ? ci.flags : "none of interest",
+           nsz && c->flat ? srs[0].path_flat : "-", nsz && c->blocked ? srs[0].path_blocked : "-",
+           env[0] ? "; set: " : "", env);
 #ifndef RBF_HAVE_LIBBLOOM
     printf("libbloom: not found at build time, its rows are missing\n");
 #endif
@@ -927,8 +1023,8 @@ static void print_table(const ctx *c, const size_result *srs, size_t nsz, double
         if (sr->fill_bloom >= 0)
             printf(", libbloom %.3f", sr->fill_bloom);
         printf("\n");
-        printf("  %-19s %-26s %9s %9s %12s %9s %9s\n", "operation", "implementation", "ns/op",
-               "Mops/s", "vs libbloom", "vs limit", "vs flat");
+        printf("  %-19s %-26s %-9s %9s %9s %12s %9s %9s\n", "operation", "implementation",
+               "path", "ns/op", "Mops/s", "vs libbloom", "vs limit", "vs flat");
         for (size_t i = 0; i < sr->nms; i++) {
             const measure *m = &sr->ms[i];
             if (is_limit(m))
@@ -936,8 +1032,8 @@ static void print_table(const ctx *c, const size_result *srs, size_t nsz, double
             double bref = bloom_ref(sr, m->op);
             double lim = row_limit(sr, m);
             double fref = flat_ref(sr, m);
-            printf("  %-19s %-26s %9.2f %9.1f ", m->op_name, m->impl_name, m->median,
-                   1e3 / m->median);
+            printf("  %-19s %-26s %-9s %9.2f %9.1f ", m->op_name, m->impl_name, row_path(sr, m),
+                   m->median, 1e3 / m->median);
             if (bref > 0)
                 printf("%11.2fx ", bref / m->median);
             else
@@ -953,26 +1049,26 @@ static void print_table(const ctx *c, const size_result *srs, size_t nsz, double
                 int ins = m->op == OP_INSERT;
                 double l = best_limit(sr, limit_of(m->op), &w);
                 if (c->flat || sr->bloom_bits >= 0)
-                    printf("  %-19s %-26s %9.2f %9.1f %12s %9.2f   (%s)\n", m->op_name,
-                           ins ? "limit: k line RMW" : "limit: k line reads", l, 1e3 / l, "",
+                    printf("  %-19s %-26s %-9s %9.2f %9.1f %12s %9.2f   (%s)\n", m->op_name,
+                           ins ? "limit: k line RMW" : "limit: k line reads", "-", l, 1e3 / l, "",
                            1.0, w ? w->impl_name + 7 : "");
                 if (c->blocked) {
                     const measure *w1 = NULL;
                     double l1 = best_limit(sr, ins ? OP_LIMIT1_RMW : OP_LIMIT1_READ, &w1);
                     double hc = best_limit(sr, OP_HASH, NULL);
-                    printf("  %-19s %-26s %9.2f %9.1f %12s %9s   (%s)\n", m->op_name,
-                           ins ? "limit: 1 line RMW" : "limit: 1 line read", l1, 1e3 / l1, "",
+                    printf("  %-19s %-26s %-9s %9.2f %9.1f %12s %9s   (%s)\n", m->op_name,
+                           ins ? "limit: 1 line RMW" : "limit: 1 line read", "-", l1, 1e3 / l1, "",
                            "", w1 ? w1->impl_name + 7 : "");
-                    printf("  %-19s %-26s %9.2f %9.1f %12s %9s   (rbf_hash alone)\n", m->op_name,
-                           "hash: 16-byte key", hc, 1e3 / hc, "", "");
-                    printf("  %-19s %-26s %9.2f %9.1f %12s %9.2f   (the blocked rows' limit)\n",
+                    printf("  %-19s %-26s %-9s %9.2f %9.1f %12s %9s   (rbf_hash alone)\n",
+                           m->op_name, "hash: 16-byte key", "-", hc, 1e3 / hc, "", "");
+                    printf("  %-19s %-26s %-9s %9.2f %9.1f %12s %9.2f   (the blocked rows' limit)\n",
                            m->op_name, ins ? "limit: 1 line RMW + hash" : "limit: 1 line read + hash",
-                           l1 + hc, 1e3 / (l1 + hc), "", 1.0);
+                           "-", l1 + hc, 1e3 / (l1 + hc), "", 1.0);
                     if (ins) {
                         const measure *wf = NULL;
                         double fl = best_limit(sr, OP_CALL1_RMW, &wf);
-                        printf("  %-19s %-26s %9.2f %9.1f %12s %9s   (%s; one call per key)\n",
-                               m->op_name, "floor: rbf_hash + 1 line", fl, 1e3 / fl, "", "",
+                        printf("  %-19s %-26s %-9s %9.2f %9.1f %12s %9s   (%s; one call per key)\n",
+                               m->op_name, "floor: rbf_hash + 1 line", "-", fl, 1e3 / fl, "", "",
                                wf ? (wf->impl == IMPL_LIMIT_PLAIN_HUGE ? "huge" : "4K") : "");
                     }
                 }
@@ -1008,6 +1104,25 @@ static void print_json(const ctx *c, const size_result *srs, size_t nsz, double 
     cli_json_double(stdout, load0);
     printf(",\"load_end\":");
     cli_json_double(stdout, load1);
+    cpu_info ci;
+    cpu_read(&ci);
+    char env[160];
+    path_env(env, sizeof env);
+    printf(",\"cpu_model\":");
+    cli_json_string(stdout, ci.model);
+    printf(",\"cpu_flags\":[");
+    for (const char *p = ci.flags; *p;) {
+        size_t n = strcspn(p, " ");
+        char fl[32];
+        snprintf(fl, sizeof fl, "%.*s", (int)(n < sizeof fl ? n : sizeof fl - 1), p);
+        printf("%s", p == ci.flags ? "" : ",");
+        cli_json_string(stdout, fl);
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
+    printf("],\"path_switches\":");
+    cli_json_string(stdout, env);
     printf(",\"sizes\":[");
     for (size_t s = 0; s < nsz; s++) {
         const size_result *sr = &srs[s];
@@ -1048,6 +1163,10 @@ static void print_json(const ctx *c, const size_result *srs, size_t nsz, double 
             cli_json_double(stdout, best_limit(sr, OP_CALL1_RMW, NULL));
         else
             printf("null");
+        printf(",\"path_flat\":");
+        cli_json_string(stdout, sr->path_flat);
+        printf(",\"path_blocked\":");
+        cli_json_string(stdout, sr->path_blocked);
         printf(",\"results\":[");
         for (size_t i = 0; i < sr->nms; i++) {
             const measure *m = &sr->ms[i];
@@ -1058,6 +1177,8 @@ static void print_json(const ctx *c, const size_result *srs, size_t nsz, double 
             cli_json_string(stdout, m->op_name);
             printf(",\"implementation\":");
             cli_json_string(stdout, m->impl_name);
+            printf(",\"path\":");
+            cli_json_string(stdout, row_path(sr, m));
             printf(",\"ns_per_op\":");
             cli_json_double(stdout, m->median);
             printf(",\"ns_min\":");

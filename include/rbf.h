@@ -237,6 +237,16 @@ RBF_API int64_t rbf_contains_keys(const rbf *f, const void *const *keys, const s
  * Returns k or a negative code.  For tests and tools. */
 RBF_API int rbf_positions(const rbf *f, uint64_t hash, uint64_t *pos);
 
+/* The code path this filter's insertions and membership tests take, chosen
+ * when it was made from what the processor has (every path gives the same
+ * answers, counters and saved bytes): "avx512", "avx2", "portable" (the
+ * per-k C code of every processor), "reference" (the scalar reference:
+ * configurations no fast path takes, or RBF_NO_SIMD set) or "concurrent".
+ * The environment variables RBF_NO_AVX512, RBF_NO_AVX2 and RBF_NO_SIMD,
+ * read when a filter is made, switch the faster paths off (for tests and
+ * benchmarks).  A static string; "" for NULL. */
+RBF_API const char *rbf_path(const rbf *f);
+
 /* Test-and-insert at positions computed before with rbf_positions (by a
  * filter of the same configuration): exactly rbf_insert_hash on the hash
  * they came from, without computing them again.  Returns what

@@ -435,6 +435,34 @@ static void test_batch_equals_single_scalar_path(void **state)
         unsetenv("RBF_NO_SIMD");
 }
 
+/* The same on the AVX2 path (RBF_NO_AVX512) and on the portable fast path
+ * (RBF_NO_AVX2), whatever the machine: each path's batches equal its
+ * single calls (and tests/test_fast_portable.c, test_flat_avx2.c compare
+ * each path with the reference). */
+static void run_cases_with(const char *var)
+{
+    static const struct bcase cases[] = {
+        {1000, 3, 300, 100, 400, 40},
+        {2000, 7, 1000, 150, 600, 40},
+    };
+    const char *old = getenv(var);
+    setenv(var, "1", 1);
+    run_cases(cases, sizeof cases / sizeof cases[0], 80);
+    if (!old)
+        unsetenv(var);
+}
+
+static void test_batch_equals_single_avx2_path(void **state)
+{
+    (void)state;
+    run_cases_with("RBF_NO_AVX512");
+}
+
+static void test_batch_equals_single_portable_path(void **state)
+{
+    (void)state;
+    run_cases_with("RBF_NO_AVX2");
+}
 
 int main(void)
 {
@@ -445,6 +473,8 @@ int main(void)
         cmocka_unit_test(test_batch_equals_single_large_k),
         cmocka_unit_test(test_batch_equals_single_big_filter),
         cmocka_unit_test(test_batch_equals_single_scalar_path),
+        cmocka_unit_test(test_batch_equals_single_avx2_path),
+        cmocka_unit_test(test_batch_equals_single_portable_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

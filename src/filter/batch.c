@@ -85,6 +85,9 @@ static int64_t run_batch(struct rbf *f, int insert, const uint64_t *hashes, cons
     if (f->simd & (RBF_SIMD_BLK512 | RBF_SIMD_BLK256))
         return rbf__blk_batch(f, insert, hashes, keys, lens, n, results);
 #endif
+    if (f->simd & RBF_SIMD_FAST)
+        return fast_paths(f)->batch[fast_layout(f)][f->cfg.hashes](f, insert, hashes, keys, lens,
+                                                                   n, results);
 #ifdef RBF_HAVE_AVX512
     /* A filter that fits in L2 gains nothing from the pipeline (its loads
      * are short), and the single-message gather path issues fewer

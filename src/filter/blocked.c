@@ -151,20 +151,27 @@ static inline unsigned kslot(const struct rbf *f)
     return f->cfg.hashes <= 8 ? f->cfg.hashes : 0;
 }
 
-/* ---- one message, AVX2 */
+/* ---- one message, AVX2
+ *
+ * As on AVX-512: compiled once for each k from 1 to 8 (the mask is
+ * straight code), the key hashed inline, the line's load started before
+ * the mask is built. */
 
-RBF_BLK256 static inline RBF_ALWAYS_INLINE int insert256(struct rbf *f, uint64_t hash)
+RBF_BLK256 static inline RBF_ALWAYS_INLINE int insert256(struct rbf *f, uint64_t hash, unsigned k)
 {
-    blk256 mk = blk_mask256(hash, f->cfg.hashes);
-    return account1(f, hash, NULL, blk_set256(blk_line(f, hash), mk));
+    uint64_t *line = blk_line(f, hash);
+    BLK_EARLY(line, 1);
+    blk256 mk = blk_mask256(hash, k);
+    return account1(f, hash, NULL, blk_set256(line, mk));
 }
 
 RBF_BLK256 static RBF_NOINLINE int insert256_long(struct rbf *f, const void *key, size_t len)
 {
-    return insert256(f, hash_key(f, key, len));
+    return insert256(f, hash_key(f, key, len), f->cfg.hashes);
 }
 
-RBF_BLK256 RBF_FLATTEN static int insert256_key(struct rbf *f, const void *key, size_t len)
+RBF_BLK256 static inline RBF_ALWAYS_INLINE int insert256_key(struct rbf *f, const void *key,
+                                                             size_t len, unsigned k)
 {
     if (RBF_UNLIKELY(!key)) {
         if (len)
@@ -173,23 +180,65 @@ RBF_BLK256 RBF_FLATTEN static int insert256_key(struct rbf *f, const void *key, 
     }
     if (RBF_UNLIKELY(len > 16))
         return insert256_long(f, key, len);
-    return insert256(f, blk_hash_key(f, key, len));
+    return insert256(f, blk_hash_key(f, key, len), k);
 }
 
-RBF_BLK256 static int insert256_hash(struct rbf *f, uint64_t hash) { return insert256(f, hash); }
-
-RBF_BLK256 static int contains256(const struct rbf *f, uint64_t hash)
+RBF_BLK256 static inline RBF_ALWAYS_INLINE int contains256(const struct rbf *f, uint64_t hash,
+                                                           unsigned k)
 {
-    return blk_test256(blk_line(f, hash), blk_mask256(hash, f->cfg.hashes));
+    return blk_test256(blk_line(f, hash), blk_mask256(hash, k));
 }
 
-RBF_BLK256 RBF_FLATTEN static int contains256_key(const struct rbf *f, const void *key, size_t len)
+RBF_BLK256 static inline RBF_ALWAYS_INLINE int contains256_key(const struct rbf *f, const void *key,
+                                                               size_t len, unsigned k)
 {
     if (!key)
         key = "";
     uint64_t h = len <= 16 ? blk_hash_key(f, key, len) : hash_key(f, key, len);
-    return blk_test256(blk_line(f, h), blk_mask256(h, f->cfg.hashes));
+    return contains256(f, h, k);
 }
+
+#define BLK256_K(K)                                                                                \
+    RBF_BLK256 RBF_FLATTEN static int ins256_key##K(struct rbf *f, const void *key, size_t len)   \
+    {                                                                                              \
+        return insert256_key(f, key, len, (K) ? (K) : f->cfg.hashes);                             \
+    }                                                                                              \
+    RBF_BLK256 static int ins256_hash##K(struct rbf *f, uint64_t hash)                             \
+    {                                                                                              \
+        return insert256(f, hash, (K) ? (K) : f->cfg.hashes);                                     \
+    }                                                                                              \
+    RBF_BLK256 RBF_FLATTEN static int con256_key##K(const struct rbf *f, const void *key,         \
+                                                    size_t len)                                    \
+    {                                                                                              \
+        return contains256_key(f, key, len, (K) ? (K) : f->cfg.hashes);                           \
+    }                                                                                              \
+    RBF_BLK256 static int con256_hash##K(const struct rbf *f, uint64_t hash)                       \
+    {                                                                                              \
+        return contains256(f, hash, (K) ? (K) : f->cfg.hashes);                                   \
+    }
+BLK256_K(0)
+BLK256_K(1)
+BLK256_K(2)
+BLK256_K(3)
+BLK256_K(4)
+BLK256_K(5)
+BLK256_K(6)
+BLK256_K(7)
+BLK256_K(8)
+#undef BLK256_K
+
+static int (*const ins256_key_k[9])(struct rbf *, const void *, size_t) = {
+    ins256_key0, ins256_key1, ins256_key2, ins256_key3, ins256_key4,
+    ins256_key5, ins256_key6, ins256_key7, ins256_key8};
+static int (*const ins256_hash_k[9])(struct rbf *, uint64_t) = {
+    ins256_hash0, ins256_hash1, ins256_hash2, ins256_hash3, ins256_hash4,
+    ins256_hash5, ins256_hash6, ins256_hash7, ins256_hash8};
+static int (*const con256_key_k[9])(const struct rbf *, const void *, size_t) = {
+    con256_key0, con256_key1, con256_key2, con256_key3, con256_key4,
+    con256_key5, con256_key6, con256_key7, con256_key8};
+static int (*const con256_hash_k[9])(const struct rbf *, uint64_t) = {
+    con256_hash0, con256_hash1, con256_hash2, con256_hash3, con256_hash4,
+    con256_hash5, con256_hash6, con256_hash7, con256_hash8};
 
 /* ---- the entry points */
 
@@ -197,28 +246,28 @@ int rbf__blk_insert_key(struct rbf *f, const void *key, size_t len)
 {
     if (f->simd & RBF_SIMD_BLK512)
         return ins512_key_k[kslot(f)](f, key, len);
-    return insert256_key(f, key, len);
+    return ins256_key_k[kslot(f)](f, key, len);
 }
 
 int rbf__blk_insert_hash(struct rbf *f, uint64_t hash)
 {
     if (f->simd & RBF_SIMD_BLK512)
         return ins512_hash_k[kslot(f)](f, hash);
-    return insert256_hash(f, hash);
+    return ins256_hash_k[kslot(f)](f, hash);
 }
 
 int rbf__blk_contains_hash(const struct rbf *f, uint64_t hash)
 {
     if (f->simd & RBF_SIMD_BLK512)
         return con512_hash_k[kslot(f)](f, hash);
-    return contains256(f, hash);
+    return con256_hash_k[kslot(f)](f, hash);
 }
 
 int rbf__blk_contains_key(const struct rbf *f, const void *key, size_t len)
 {
     if (f->simd & RBF_SIMD_BLK512)
         return con512_key_k[kslot(f)](f, key, len);
-    return contains256_key(f, key, len);
+    return con256_key_k[kslot(f)](f, key, len);
 }
 
 /* ---- batches
@@ -326,19 +375,38 @@ static int64_t (*const batch512_k[9])(struct rbf *, int, const uint64_t *, const
     batch512_0, batch512_1, batch512_2, batch512_3, batch512_4,
     batch512_5, batch512_6, batch512_7, batch512_8};
 
-RBF_BLK256 RBF_FLATTEN static int64_t batch256(struct rbf *f, int insert, const uint64_t *hashes,
-                                               const void *const *keys, const size_t *lens,
-                                               size_t n, uint8_t *results)
-{
-    return batch256_body(f, insert, hashes, keys, lens, n, results, f->cfg.hashes);
-}
+#define BLK256_BATCH_K(K)                                                                          \
+    RBF_BLK256 RBF_FLATTEN static int64_t batch256_##K(struct rbf *f, int insert,                  \
+                                                       const uint64_t *hashes,                     \
+                                                       const void *const *keys,                    \
+                                                       const size_t *lens, size_t n,               \
+                                                       uint8_t *results)                           \
+    {                                                                                              \
+        return batch256_body(f, insert, hashes, keys, lens, n, results,                            \
+                             (K) ? (K) : f->cfg.hashes);                                           \
+    }
+BLK256_BATCH_K(0)
+BLK256_BATCH_K(1)
+BLK256_BATCH_K(2)
+BLK256_BATCH_K(3)
+BLK256_BATCH_K(4)
+BLK256_BATCH_K(5)
+BLK256_BATCH_K(6)
+BLK256_BATCH_K(7)
+BLK256_BATCH_K(8)
+#undef BLK256_BATCH_K
+
+static int64_t (*const batch256_k[9])(struct rbf *, int, const uint64_t *, const void *const *,
+                                      const size_t *, size_t, uint8_t *) = {
+    batch256_0, batch256_1, batch256_2, batch256_3, batch256_4,
+    batch256_5, batch256_6, batch256_7, batch256_8};
 
 int64_t rbf__blk_batch(struct rbf *f, int insert, const uint64_t *hashes, const void *const *keys,
                        const size_t *lens, size_t n, uint8_t *results)
 {
     if (f->simd & RBF_SIMD_BLK512)
         return batch512_k[kslot(f)](f, insert, hashes, keys, lens, n, results);
-    return batch256(f, insert, hashes, keys, lens, n, results);
+    return batch256_k[kslot(f)](f, insert, hashes, keys, lens, n, results);
 }
 
 #else

@@ -61,6 +61,12 @@ struct rbf {
 #define RBF_SIMD_GATHER 2u
 #define RBF_SIMD_BLK512 4u
 #define RBF_SIMD_BLK256 8u
+/* One-phase colliding filters with k <= 8 (flat, or blocked without the
+ * mask paths above): the per-k fast paths of fast_tmpl.h, as portable C
+ * (RBF_SIMD_PORT, every processor) or compiled for AVX2 and BMI2
+ * (RBF_SIMD_AVX2, x86-64). */
+#define RBF_SIMD_PORT 16u
+#define RBF_SIMD_AVX2 32u
 
 /* Bits of a block of the blocked layout: one 64-byte cache line. */
 #define RBF_BLOCK_BITS 512u

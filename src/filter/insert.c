@@ -75,6 +75,8 @@ static inline int insert_hash(struct rbf *f, uint64_t hash)
     if (f->simd & (RBF_SIMD_BLK512 | RBF_SIMD_BLK256))
         return rbf__blk_insert_hash(f, hash);
 #endif
+    if (f->simd & RBF_SIMD_FAST)
+        return fast_paths(f)->ins_hash[fast_layout(f)][f->cfg.hashes](f, hash);
     if (RBF_UNLIKELY(f->conc)) /* concurrent filters have simd = 0 */
         return rbf__conc_insert_hash(f, hash);
     uint64_t pos[RBF_MAX_HASHES];
@@ -115,6 +117,8 @@ static inline int contains_hash(const struct rbf *f, uint64_t hash)
     if (f->simd & (RBF_SIMD_BLK512 | RBF_SIMD_BLK256))
         return rbf__blk_contains_hash(f, hash);
 #endif
+    if (f->simd & RBF_SIMD_FAST)
+        return fast_paths(f)->con_hash[fast_layout(f)][f->cfg.hashes](f, hash);
     if (RBF_UNLIKELY(f->conc)) /* concurrent filters have simd = 0 */
         return rbf__conc_contains_hash(f, hash);
     if (!f->frozen && f->cfg.hashing == RBF_COLLIDING && f->cfg.layout == RBF_LAYOUT_FLAT)
@@ -157,6 +161,8 @@ int rbf_insert(rbf *f, const void *key, size_t len)
     if (f->simd & (RBF_SIMD_BLK512 | RBF_SIMD_BLK256))
         return rbf__blk_insert_key(f, key, len); /* checks key itself */
 #endif
+    if (f->simd & RBF_SIMD_FAST) /* checks key itself */
+        return fast_paths(f)->ins_key[fast_layout(f)][f->cfg.hashes](f, key, len);
     return insert_key(f, key, len);
 }
 

@@ -76,6 +76,43 @@ static inline void positions(const struct rbf *f, uint64_t hash, uint64_t *pos)
 }
 
 
+/* The per-k fast paths of one-phase colliding filters with k <= 8
+ * (fast_tmpl.h): one table of functions for each copy, indexed by layout
+ * (0 flat, 1 blocked) and k (1..8). */
+struct rbf_fast_paths {
+    int (*ins_key[2][9])(struct rbf *, const void *, size_t); /* checks the key */
+    int (*ins_hash[2][9])(struct rbf *, uint64_t);
+    int (*con_hash[2][9])(const struct rbf *, uint64_t);
+    int64_t (*batch[2][9])(struct rbf *, int insert, const uint64_t *hashes,
+                           const void *const *keys, const size_t *lens, size_t n,
+                           uint8_t *results);
+};
+/* Portable C, every processor (fast_port.c). */
+extern const struct rbf_fast_paths rbf__fport_paths;
+#ifdef RBF_HAVE_AVX512
+/* The same source compiled for AVX2 and BMI2 (fast_avx2.c). */
+extern const struct rbf_fast_paths rbf__favx2_paths;
+#endif
+
+/* The copy a filter with RBF_SIMD_PORT or RBF_SIMD_AVX2 takes. */
+static inline const struct rbf_fast_paths *fast_paths(const struct rbf *f)
+{
+#ifdef RBF_HAVE_AVX512
+    if (f->simd & RBF_SIMD_AVX2)
+        return &rbf__favx2_paths;
+#endif
+    (void)f;
+    return &rbf__fport_paths;
+}
+
+#define RBF_SIMD_FAST (RBF_SIMD_PORT | RBF_SIMD_AVX2)
+
+/* The index of a filter's layout in those tables. */
+static inline unsigned fast_layout(const struct rbf *f)
+{
+    return f->cfg.layout == RBF_LAYOUT_BLOCKED;
+}
+
 #ifdef RBF_HAVE_AVX512
 /* The AVX-512 paths (insert_avx512.c). */
 int rbf__insert_hash_avx512(struct rbf *f, uint64_t hash);

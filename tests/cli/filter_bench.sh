@@ -26,7 +26,30 @@ assert {"rbf_insert blocked", "rbf_insert_keys blocked", "rbf_contains blocked",
 assert all(s["limit_1line_rmw_ns"] > 0 and s["hash_ns"] > 0 for s in d["sizes"])
 assert all(r["speedup_vs_flat"] > 0 for r in rows if r["layout"] == "blocked")
 assert all(r["ns_per_op"] > 0 and len(r["rounds_ns_per_op"]) == 1 for r in rows)
+# the path of every row and the processor it ran on
+assert isinstance(d["cpu_model"], str) and isinstance(d["cpu_flags"], list)
+paths = {"avx512", "avx2", "portable", "reference"}
+assert all(r["path"] in paths for r in rows if r["implementation"].startswith("rbf_")
+           and r["implementation"] != "rbf_hash"), {r["path"] for r in rows}
+assert all(r["path"] == "C" for r in rows if r["implementation"].startswith("libbloom"))
 PY
+done
+# the switches of the paths: each row says which path ran
+for sw in "RBF_NO_AVX2 portable" "RBF_NO_SIMD reference"; do
+    set -- $sw
+    OUT_SW=$(env "$1=1" "$RBF" bench filter --sizes 128KiB --keys 4096 --reps 1 --fill-cap 4096 --json) ||
+        bad "$1=1 bench filter failed"
+    CHECKS=$((CHECKS + 1))
+    printf '%s' "$OUT_SW" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+var, want = sys.argv[1], sys.argv[2]
+assert d["path_switches"] == var + "=1", d["path_switches"]
+s = d["sizes"][0]
+assert s["path_flat"] == want and s["path_blocked"] == want, (s["path_flat"], s["path_blocked"])
+rows = [r for r in s["results"] if r["implementation"].startswith("rbf_") and r["implementation"] != "rbf_hash"]
+assert rows and all(r["path"] == want for r in rows), {r["path"] for r in rows}
+' "$1" "$2" || bad "$1=1: rows not on the $2 path"
 done
 # --threads: one filter shared by 1..N threads, every row present
 ARGS="--threads 2 --sizes 64KiB --keys 4096 --reps 1 --json"

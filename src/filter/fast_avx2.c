@@ -1,0 +1,58 @@
+/*
+ * fast_avx2.c -- the per-k fast paths (fast_tmpl.h) compiled for AVX2 and
+ * BMI2 (mulx, shlx, shrx: fewer instructions a message), chosen at run
+ * time on x86-64 processors that have them and no AVX-512 path for the
+ * filter (positions.c, rbf__simd_usable).
+ */
+#include "avx512.h"
+#include "positions.h"
+
+#ifdef RBF_HAVE_AVX512
+#define FT(name) rbf__favx2_##name
+#define FT_TARGET __attribute__((target("avx2,bmi,bmi2,popcnt")))
+
+/* 64-bit products modulo 2^64 by a constant, four lanes: AVX2 multiplies
+ * 32 x 32 bits only, so x c = xl cl + ((xh cl + xl ch) << 32). */
+FT_TARGET static inline RBF_ALWAYS_INLINE __m256i mul64c(__m256i x, uint64_t c)
+{
+    const __m256i cl = _mm256_set1_epi64x((long long)(c & 0xffffffffu));
+    const __m256i ch = _mm256_set1_epi64x((long long)(c >> 32));
+    __m256i lo = _mm256_mul_epu32(x, cl);
+    __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(x, 32), cl),
+                                     _mm256_mul_epu32(x, ch));
+    return _mm256_add_epi64(lo, _mm256_slli_epi64(cross, 32));
+}
+
+/* Words j0+1 .. j0+4 of the stream of `hash`, each reduced to 0..m-1 for
+ * m < 2^32 (the split multiply-shift of avx512.h), as rbf__positions. */
+FT_TARGET static inline RBF_ALWAYS_INLINE __m256i stream4(uint64_t hash, unsigned j0, uint64_t m)
+{
+    const __m256i steps = _mm256_set_epi64x((long long)(4 * RBF_GOLDEN), (long long)(3 * RBF_GOLDEN),
+                                            (long long)(2 * RBF_GOLDEN), (long long)RBF_GOLDEN);
+    __m256i z = _mm256_add_epi64(_mm256_set1_epi64x((long long)(hash + j0 * RBF_GOLDEN)), steps);
+    z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 30));
+    z = mul64c(z, 0xbf58476d1ce4e5b9ULL);
+    z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 27));
+    z = mul64c(z, 0x94d049bb133111ebULL);
+    z = _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
+    const __m256i mv = _mm256_set1_epi64x((long long)m);
+    __m256i lo = _mm256_mul_epu32(z, mv);
+    __m256i hi = _mm256_mul_epu32(_mm256_srli_epi64(z, 32), mv);
+    return _mm256_srli_epi64(_mm256_add_epi64(hi, _mm256_srli_epi64(lo, 32)), 32);
+}
+
+/* The flat positions of fast_tmpl.h four at a time (p holds 8 entries;
+ * those past k are scratch). */
+#define FT_VEC_POS(hash, p, k, m)                                                                  \
+    do {                                                                                           \
+        _mm256_storeu_si256((__m256i *)(void *)(p), stream4((hash), 0, (m)));                      \
+        if ((k) > 4)                                                                               \
+            _mm256_storeu_si256((__m256i *)(void *)((p) + 4), stream4((hash), 4, (m)));            \
+    } while (0)
+/* blocked filters take the mask path of blocked.c on AVX2 */
+#define FT_FLAT_ONLY 1
+#include "fast_tmpl.h"
+#else
+/* ISO C forbids an empty translation unit. */
+typedef int rbf__no_avx2;
+#endif

@@ -1,0 +1,236 @@
+/*
+ * fast_tmpl.h -- the per-k fast paths of one-phase colliding filters with
+ * k <= 8, flat and blocked, one message at a time and in batches
+ * (internal).  One source, compiled twice: as portable C for every
+ * processor (fast_port.c) and for AVX2 with BMI2 on x86-64 (fast_avx2.c,
+ * chosen at run time), as xxHash and simdjson do.  The includer defines
+ *     FT(name)    the name of a function of its copy (a prefix),
+ *     FT_TARGET   the function attribute of its copy (or nothing).
+ *
+ * What makes these fast is what the scalar reference (rbf__positions and
+ * bits.h, through insert.c and batch.c) cannot do for any k: k is a
+ * constant, so the positions stay in registers as straight code, the key
+ * is hashed inline (XXH3's short-key code, RBF_FLATTEN), and a call is one
+ * function with no stack frame on the common path.  One message at a time
+ * is bound by how many messages the processor overlaps while their loads
+ * are outstanding, that is by the instructions each one issues; so the
+ * fewer, the faster.  The batches run a pipeline by groups: the keys of a
+ * group are hashed, their positions computed and their k lines (flat) or
+ * their line (blocked) prefetched, while the group before is decided in
+ * order, as single calls would decide it.
+ *
+ * The values are the reference's, bit for bit: the same stream, the same
+ * multiply-shift, the same word-level test-and-set (set_count and all_set
+ * of bits.h, in the same order, so a word hit twice by one message counts
+ * its bit once), the same thresholds (account1).  tests/test_fast_paths.c
+ * runs every path in lock-step with the reference.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "insert.h"
+
+#ifndef FT_GROUP
+#define FT_GROUP 16u /* messages hashed and prefetched together in a batch */
+#endif
+
+/* The k positions of `hash`, into p[0..k-1]: rbf__positions for one-phase
+ * colliding filters, straight code for a constant k. */
+FT_TARGET static inline RBF_ALWAYS_INLINE void FT(pos)(const struct rbf *f, uint64_t hash,
+                                                       uint64_t *p, unsigned k, int blocked)
+{
+    if (!blocked) {
+        const uint64_t m = f->m;
+#ifdef FT_VEC_POS
+        if (RBF_LIKELY(m < (UINT64_C(1) << 32))) {
+            FT_VEC_POS(hash, p, k, m);
+            return;
+        }
+#endif
+#pragma GCC unroll 8
+        for (unsigned i = 0; i < k; i++)
+            p[i] = reduce(rbf_splitmix64_mix(hash + (uint64_t)(i + 1) * RBF_GOLDEN), m);
+        return;
+    }
+    /* the block from word 1, the offsets from the 9-bit fields of words
+     * 2, 3, ... (seven a word; k <= 8: two words at most) */
+    const uint64_t base = reduce(rbf_splitmix64_mix(hash + RBF_GOLDEN), f->m / RBF_BLOCK_BITS) *
+                          RBF_BLOCK_BITS;
+    const uint64_t w0 = rbf_splitmix64_mix(hash + 2 * RBF_GOLDEN);
+    const unsigned n0 = k < 7 ? k : 7;
+#pragma GCC unroll 7
+    for (unsigned i = 0; i < n0; i++)
+        p[i] = base + ((w0 >> (9 * i)) & 511);
+    if (k > 7)
+        p[7] = base + (rbf_splitmix64_mix(hash + 3 * RBF_GOLDEN) & 511);
+}
+
+/* The line a blocked message's positions lie in, or a flat message's
+ * first; for the prefetches. */
+FT_TARGET static inline RBF_ALWAYS_INLINE void FT(prefetch)(const uint64_t *w, const uint64_t *p,
+                                                            unsigned k, int blocked, int write)
+{
+    const unsigned n = blocked ? 1 : k;
+#pragma GCC unroll 8
+    for (unsigned i = 0; i < n; i++) {
+        if (write)
+            __builtin_prefetch(&w[p[i] >> 6], 1, 2);
+        else
+            __builtin_prefetch(&w[p[i] >> 6], 0, 2);
+    }
+}
+
+/* ---- one message */
+
+FT_TARGET static inline RBF_ALWAYS_INLINE int FT(ins)(struct rbf *f, uint64_t hash, unsigned k,
+                                                      int blocked)
+{
+    uint64_t p[8];
+    FT(pos)(f, hash, p, k, blocked);
+    return account1(f, hash, NULL, set_count(f->active, p, k));
+}
+
+FT_TARGET static RBF_NOINLINE int FT(ins_long)(struct rbf *f, const void *key, size_t len)
+{
+    uint64_t p[8];
+    rbf__positions(f, hash_key(f, key, len), p);
+    return insert_positions(f, p);
+}
+
+FT_TARGET static inline RBF_ALWAYS_INLINE int FT(ins_key)(struct rbf *f, const void *key,
+                                                          size_t len, unsigned k, int blocked)
+{
+    if (RBF_UNLIKELY(!key)) {
+        if (len)
+            return RBF_EINVAL;
+        key = "";
+    }
+    if (RBF_UNLIKELY(len > 16))
+        return FT(ins_long)(f, key, len);
+    return FT(ins)(f, XXH3_64bits_withSeed(key, len, f->cfg.seed), k, blocked);
+}
+
+/* Membership.  Flat: each position is drawn only when the ones before it
+ * were set, as the reference's contains1_colliding does (a message that is
+ * not there costs one or two positions).  Blocked: every word of the one
+ * line read and the bits ANDed (all_set). */
+FT_TARGET static inline RBF_ALWAYS_INLINE int FT(con)(const struct rbf *f, uint64_t hash,
+                                                      unsigned k, int blocked)
+{
+    if (!blocked) {
+        const uint64_t m = f->m;
+        const uint64_t *w = f->active;
+#pragma GCC unroll 8
+        for (unsigned i = 0; i < k; i++) {
+            uint64_t q = reduce(rbf_splitmix64_mix(hash + (uint64_t)(i + 1) * RBF_GOLDEN), m);
+            if (!((w[q >> 6] >> (q & 63)) & 1u))
+                return 0;
+        }
+        return 1;
+    }
+    uint64_t p[8];
+    FT(pos)(f, hash, p, k, blocked);
+    return all_set(f->active, p, k);
+}
+
+/* ---- batches */
+
+FT_TARGET static inline RBF_ALWAYS_INLINE void FT(fill)(const struct rbf *f, uint64_t (*ring)[8],
+                                                        const uint64_t *hashes,
+                                                        const void *const *keys,
+                                                        const size_t *lens, size_t from, size_t to,
+                                                        unsigned k, int blocked, int write)
+{
+    for (size_t j = from; j < to; j++) {
+        uint64_t h;
+        if (hashes)
+            h = hashes[j];
+        else
+            h = lens[j] <= 16 && keys[j] ? XXH3_64bits_withSeed(keys[j], lens[j], f->cfg.seed)
+                                          : hash_key(f, keys[j], lens[j]);
+        uint64_t *p = ring[j % (2 * FT_GROUP)];
+        FT(pos)(f, h, p, k, blocked);
+        FT(prefetch)(f->active, p, k, blocked, write);
+    }
+}
+
+FT_TARGET static inline RBF_ALWAYS_INLINE int64_t FT(batch)(struct rbf *f, int insert,
+                                                            const uint64_t *hashes,
+                                                            const void *const *keys,
+                                                            const size_t *lens, size_t n,
+                                                            uint8_t *results, unsigned k,
+                                                            int blocked)
+{
+    uint64_t ring[2 * FT_GROUP][8];
+    FT(fill)(f, ring, hashes, keys, lens, 0, n < 2 * FT_GROUP ? n : 2 * FT_GROUP, k, blocked, insert);
+    int64_t total = 0;
+    for (size_t g = 0; g < n; g += FT_GROUP) {
+        size_t end = n - g < FT_GROUP ? n : g + FT_GROUP;
+        for (size_t i = g; i < end; i++) {
+            const uint64_t *p = ring[i % (2 * FT_GROUP)];
+            int res = insert ? account1(f, 0, p, set_count(f->active, p, k))
+                             : all_set(f->active, p, k);
+            if (results)
+                results[i] = (uint8_t)res;
+            total += res;
+        }
+        size_t from = g + 2 * FT_GROUP;
+        if (from < n)
+            FT(fill)(f, ring, hashes, keys, lens, from, n - from < FT_GROUP ? n : from + FT_GROUP,
+                     k, blocked, insert);
+    }
+    return total;
+}
+
+/* ---- one function per k and layout, and their tables */
+
+#define FT_K(K, L, LN)                                                                             \
+    FT_TARGET RBF_FLATTEN static int FT(ins_key_##LN##K)(struct rbf *f, const void *key,           \
+                                                        size_t len)                                \
+    {                                                                                              \
+        return FT(ins_key)(f, key, len, K, L);                                                     \
+    }                                                                                              \
+    FT_TARGET static int FT(ins_hash_##LN##K)(struct rbf *f, uint64_t hash)                        \
+    {                                                                                              \
+        return FT(ins)(f, hash, K, L);                                                             \
+    }                                                                                              \
+    FT_TARGET static int FT(con_hash_##LN##K)(const struct rbf *f, uint64_t hash)                  \
+    {                                                                                              \
+        return FT(con)(f, hash, K, L);                                                             \
+    }                                                                                              \
+    FT_TARGET RBF_FLATTEN static int64_t FT(batch_##LN##K)(                                        \
+        struct rbf *f, int insert, const uint64_t *hashes, const void *const *keys,                \
+        const size_t *lens, size_t n, uint8_t *results)                                            \
+    {                                                                                              \
+        return FT(batch)(f, insert, hashes, keys, lens, n, results, K, L);                         \
+    }
+#define FT_LAYOUT(L, LN)                                                                           \
+    FT_K(1, L, LN) FT_K(2, L, LN) FT_K(3, L, LN) FT_K(4, L, LN) FT_K(5, L, LN) FT_K(6, L, LN)      \
+        FT_K(7, L, LN) FT_K(8, L, LN)
+FT_LAYOUT(0, f)
+#ifndef FT_FLAT_ONLY
+FT_LAYOUT(1, b)
+#endif
+#undef FT_LAYOUT
+#undef FT_K
+
+#define FT_TABLE(NAME, LN)                                                                         \
+    {NULL,            FT(NAME##_##LN##1), FT(NAME##_##LN##2), FT(NAME##_##LN##3),                  \
+     FT(NAME##_##LN##4), FT(NAME##_##LN##5), FT(NAME##_##LN##6), FT(NAME##_##LN##7),               \
+     FT(NAME##_##LN##8)}
+
+/* Indexed by layout (0 flat, 1 blocked) and k (1..8); read-only.  A copy
+ * for flat filters only (FT_FLAT_ONLY) has no blocked row. */
+#ifndef FT_FLAT_ONLY
+#define FT_BLOCKED(NAME) FT_TABLE(NAME, b)
+#else
+#define FT_BLOCKED(NAME) {NULL}
+#endif
+const struct rbf_fast_paths FT(paths) = {
+    {FT_TABLE(ins_key, f), FT_BLOCKED(ins_key)},
+    {FT_TABLE(ins_hash, f), FT_BLOCKED(ins_hash)},
+    {FT_TABLE(con_hash, f), FT_BLOCKED(con_hash)},
+    {FT_TABLE(batch, f), FT_BLOCKED(batch)},
+};
+#undef FT_BLOCKED
+#undef FT_TABLE
