@@ -338,6 +338,25 @@ RBF_API int rbf_model_blocked_two_phase(const rbf_model_params *p, uint64_t sigm
 RBF_API int rbf_plan_blocked_memory(uint64_t bits, double eps, const rbf_plan_options *o,
                                           rbf_plan_choice *out);
 
+/* The inverse, as rbf_plan_messages is for the flat layout: the least
+ * memory *bits (a multiple of 512: whole blocks) whose blocked
+ * sigma-bounded one-phase plan (rbf_plan_blocked_memory at *bits, with the
+ * same options) holds at least `capacity` messages per cycle (E[N_0]) at
+ * average rate <= eps; *out receives that plan (its fp and
+ * expected_messages as rbf_plan_blocked_memory reports them).  Least
+ * within one block: the plan at *bits - 512 holds fewer (when *bits >
+ * 512), if the capacity of the blocked plan is non-decreasing in the
+ * memory, which it is up to the integer effects of k and sigma
+ * (docs/models.md, "Blocked layout").  1 <= capacity <= 2^50.  Returns
+ * RBF_OK; RBF_EINVAL for arguments outside the domain (eps not in (0, 1),
+ * capacity 0 or above 2^50, max_hashes outside 1..RBF_MAX_HASHES, NULL
+ * pointers) or when more than 2^56 bits would be needed; RBF_ENOMEM;
+ * RBF_ECANCELED when o->progress (called with done = memories planned,
+ * total = an estimate of them all) returns nonzero.  Milliseconds to a
+ * few tenths of a second at any size (docs/models.md). */
+RBF_API int rbf_plan_blocked_capacity(uint64_t capacity, double eps, const rbf_plan_options *o,
+                                      uint64_t *bits, rbf_plan_choice *out);
+
 /* ---- Cycles, forgetting and false negatives (docs/models.md section 9)
  *
  * The clock of these functions is the *tick*: an arrival that the active
