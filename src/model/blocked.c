@@ -609,6 +609,7 @@ typedef struct fftws {
     double complex *a, *p, *q, *tw;
     double *pm1, *cd1, *pm2;
     size_t dcap;
+    size_t twn; /* the transform length tw holds (0: none) */
 } fftws;
 
 static void fftws_free(fftws *w)
@@ -672,10 +673,14 @@ static int sd_exact(fftws *w, const double *y, const double *z, unsigned W, uint
                 return RBF_ENOMEM;
             }
             w->cap = nf;
+            w->twn = 0;
         }
-        for (size_t j = 0; j < nf / 2; j++) {
-            double ang = -2.0 * BLK_PI * (double)j / (double)nf;
-            w->tw[j] = cos(ang) + I * sin(ang);
+        if (w->twn != nf) { /* the same length as the last call: the same twiddles */
+            for (size_t j = 0; j < nf / 2; j++) {
+                double ang = -2.0 * BLK_PI * (double)j / (double)nf;
+                w->tw[j] = cos(ang) + I * sin(ang);
+            }
+            w->twn = nf;
         }
         memset(w->a, 0, nf * sizeof *w->a);
         memset(w->q, 0, nf * sizeof *w->q);
