@@ -692,11 +692,19 @@ static int sd_exact(fftws *w, const double *y, const double *z, unsigned W, uint
         fft(w->a, nf, 0, w->tw);
         if (z)
             fft(w->q, nf, 0, w->tw);
-        for (size_t j = 0; j < nf; j++) {
+        /* y is real, so its transform is Hermitian (a[nf - j] = conj(a[j]))
+         * and so is its power: the upper half of the spectrum is the
+         * conjugate of the lower (half the complex powers) */
+        for (size_t j = 0; j <= nf / 2; j++) {
             double complex pm = cpow_int(w->a[j], m - 1);
             w->p[j] = pm * w->a[j];
             if (z)
                 w->q[j] *= pm;
+            if (j > 0 && j < nf / 2) {
+                w->p[nf - j] = conj(w->p[j]);
+                if (z)
+                    w->q[nf - j] *= conj(pm);
+            }
         }
         fft(w->p, nf, 1, w->tw);
         if (z)
