@@ -635,6 +635,19 @@ static uint64_t largest_n(uint64_t M, unsigned k, double eps, uint64_t limit, in
         *at = vh;
         return hi;
     }
+    /* the limit is a tight bound (within ~0.2%): gallop down from it to a
+     * bracket first (fourfold steps from limit/4096), then bisect it; the
+     * predicate is monotone, so the answer is the one crossing */
+    for (uint64_t d = hi >> 12 ? hi >> 12 : 1; hi - lo > 1 && d < hi - lo; d *= 4) {
+        uint64_t m = hi - d;
+        double vm = fn(M, k, m);
+        if (vm <= eps) {
+            lo = m;
+            *at = vm;
+            break;
+        }
+        hi = m;
+    }
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
         double vm = fn(M, k, mid);
@@ -695,7 +708,8 @@ static int plan_nbounded(uint64_t M, double eps, unsigned K, int fast, plan_prog
         uint64_t limit = (uint64_t)c[t].ub + 1;
         if (fast && limit > 65536) {
             no = largest_n(M, k, eps, limit, 0, &fo);
-            na = largest_n(M, k, eps, limit, 1, &fa);
+            /* f_a >= f_o (Chebyshev), so N_a <= N_o */
+            na = no ? largest_n(M, k, eps, no, 1, &fa) : largest_n(M, k, eps, limit, 1, &fa);
         } else {
             rc = scan_oa(M, k, eps, limit, pp, &no, &fo, &na, &fa);
             if (rc)
