@@ -450,7 +450,8 @@ static int binom_window(wwin *ww, uint64_t n, uint64_t B)
 /* ------------------------------------------------------------------ */
 /* FFT and the law of a sum of independent block counts.              */
 
-static void fft(double complex *a, size_t n, int inverse, const double complex *tw)
+/* In place, unscaled; tw[j * ts] = exp(-2 pi i j / n) for j < n / 2. */
+static void fft(double complex *a, size_t n, int inverse, const double complex *tw, size_t ts)
 {
     for (size_t i = 1, j = 0; i < n; i++) {
         size_t bit = n >> 1;
@@ -472,7 +473,7 @@ static void fft(double complex *a, size_t n, int inverse, const double complex *
         size_t step = n / len, half = len / 2;
         for (size_t i = 0; i < n; i += len)
             for (size_t j = 0; j < half; j++) {
-                double wr = tr[2 * (j * step)], wi = sgn * tr[2 * (j * step) + 1];
+                double wr = tr[2 * (j * step * ts)], wi = sgn * tr[2 * (j * step * ts) + 1];
                 double *x = ar + 2 * (i + j), *y = ar + 2 * (i + j + half);
                 double vr = y[0] * wr - y[1] * wi, vi = y[0] * wi + y[1] * wr;
                 double ur = x[0], ui = x[1];
@@ -481,6 +482,41 @@ static void fft(double complex *a, size_t n, int inverse, const double complex *
                 y[0] = ur - vr;
                 y[1] = ui - vi;
             }
+    }
+}
+
+/* The transform of a real sequence x[0..n) (n even, >= 4) by one of
+ * length n/2 (even samples in the real parts, odd in the imaginary):
+ * X[0..n/2], the rest being conj(X[n - j]).  tw: the length-n twiddles;
+ * s: n/2 scratch values. */
+static void rfft_fwd(const double *x, size_t n, double complex *X, double complex *s,
+                     const double complex *tw)
+{
+    const size_t h = n / 2;
+    for (size_t j = 0; j < h; j++)
+        s[j] = x[2 * j] + I * x[2 * j + 1];
+    fft(s, h, 0, tw, 2);
+    for (size_t k = 0; k <= h; k++) {
+        double complex zk = s[k % h], zc = conj(s[(h - k) % h]);
+        double complex e = 0.5 * (zk + zc), o = -0.5 * I * (zk - zc);
+        X[k] = e + (k < h ? tw[k] : -1.0) * o;
+    }
+}
+
+/* The inverse: x[0..n) times n/2 (unscaled) from X[0..n/2] of a real
+ * sequence. */
+static void rfft_inv(const double complex *X, size_t n, double *x, double complex *s,
+                     const double complex *tw)
+{
+    const size_t h = n / 2;
+    for (size_t k = 0; k < h; k++) {
+        double complex a = X[k], b = conj(X[h - k]);
+        s[k] = 0.5 * (a + b) + I * (0.5 * (a - b) * conj(tw[k]));
+    }
+    fft(s, h, 1, tw, 2);
+    for (size_t j = 0; j < h; j++) {
+        x[2 * j] = creal(s[j]);
+        x[2 * j + 1] = cimag(s[j]);
     }
 }
 
@@ -666,7 +702,7 @@ static int sd_exact(fftws *w, const double *y, const double *z, unsigned W, uint
             rbf__free(w->q);
             rbf__free(w->tw);
             w->a = rbf__malloc(nf * sizeof *w->a);
-            w->p = rbf__malloc(nf * sizeof *w->p);
+            w->p = rbf__malloc(2 * nf * sizeof *w->p); /* the spectrum, then scratch */
             w->q = rbf__malloc(nf * sizeof *w->q);
             w->tw = rbf__malloc(nf / 2 * sizeof *w->tw);
             rbf__free(w->pm1);
@@ -689,44 +725,43 @@ static int sd_exact(fftws *w, const double *y, const double *z, unsigned W, uint
             }
             w->twn = nf;
         }
-        memset(w->a, 0, nf * sizeof *w->a);
-        memset(w->q, 0, nf * sizeof *w->q);
-        for (unsigned b = 0; b <= W; b++) {
-            w->a[b % nf] += y[b];
-            if (z)
-                w->q[b % nf] += z[b];
-        }
-        fft(w->a, nf, 0, w->tw);
+        /* y and z are real: their transforms by half-length ones, and of
+         * the Hermitian spectra only the lower half (half the complex
+         * powers); the laws come back as real sequences */
+        const size_t h = nf / 2;
+        double *ry = (double *)w->a, *rz = ry + nf; /* a: 2 nf doubles */
+        double complex *sc = w->p + nf;
+        memset(ry, 0, nf * sizeof *ry);
         if (z)
-            fft(w->q, nf, 0, w->tw);
-        /* y is real, so its transform is Hermitian (a[nf - j] = conj(a[j]))
-         * and so is its power: the upper half of the spectrum is the
-         * conjugate of the lower (half the complex powers) */
-        for (size_t j = 0; j <= nf / 2; j++) {
-            double complex pm = cpow_int(w->a[j], m - 1);
-            w->p[j] = pm * w->a[j];
+            memset(rz, 0, nf * sizeof *rz);
+        for (unsigned b = 0; b <= W; b++) {
+            ry[b % nf] += y[b];
+            if (z)
+                rz[b % nf] += z[b];
+        }
+        rfft_fwd(ry, nf, w->p, sc, w->tw);
+        if (z)
+            rfft_fwd(rz, nf, w->q, sc, w->tw);
+        for (size_t j = 0; j <= h; j++) {
+            double complex pm = cpow_int(w->p[j], m - 1);
+            w->p[j] *= pm;
             if (z)
                 w->q[j] *= pm;
-            if (j > 0 && j < nf / 2) {
-                w->p[nf - j] = conj(w->p[j]);
-                if (z)
-                    w->q[nf - j] *= conj(pm);
-            }
         }
-        fft(w->p, nf, 1, w->tw);
+        rfft_inv(w->p, nf, ry, sc, w->tw);
         if (z)
-            fft(w->q, nf, 1, w->tw);
-        double inv = 1.0 / (double)nf;
+            rfft_inv(w->q, nf, rz, sc, w->tw);
+        double inv = 1.0 / (double)h;
         model_sum cs;
         msum_init(&cs);
         for (size_t i = 0; i < nf; i++) {
             size_t idx = (size_t)(((uint64_t)c0 + i) % nf);
-            double v = creal(w->p[idx]) * inv;
+            double v = ry[idx] * inv;
             w->pm1[i] = v;
             msum_add(&cs, v);
             w->cd1[i] = msum_get(&cs);
             if (z)
-                w->pm2[i] = creal(w->q[idx]) * inv;
+                w->pm2[i] = rz[idx] * inv;
         }
         if (windowed) {
             /* the window must hold the law: its edges carry nothing */
