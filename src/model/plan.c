@@ -291,6 +291,67 @@ out:
     return rc;
 }
 
+/* ---- the crossing of a smooth increasing rate by regula falsi
+ *
+ * The largest x in a bracket [lo, hi] (rate(lo) <= eps < rate(hi)) with
+ * rate(x) <= eps: interpolate where g = log(rate/eps) crosses zero, with the
+ * Illinois rule (an end kept twice in a row has its g halved) and a
+ * bisection step whenever the bracket did not halve over two steps.  The
+ * invariant is the bisection's, so for a monotone rate the answer is the
+ * same adjacent pair; it takes about ten evaluations where bisection takes
+ * forty. */
+typedef struct rfalsi {
+    double glo, ghi;
+    int side;
+    uint64_t width2;
+    unsigned nstep;
+} rfalsi;
+
+static double rf_g(double v, double eps)
+{
+    return v > 0.0 ? log(v) - log(eps) : -1e300;
+}
+
+static void rf_init(rfalsi *st, double vlo, double vhi, double eps, uint64_t lo, uint64_t hi)
+{
+    st->glo = rf_g(vlo, eps);
+    st->ghi = rf_g(vhi, eps);
+    st->side = 0;
+    st->width2 = hi - lo;
+    st->nstep = 0;
+}
+
+static uint64_t rf_next(rfalsi *st, uint64_t lo, uint64_t hi)
+{
+    uint64_t mid;
+    if (++st->nstep % 3 == 0 && (hi - lo) * 2 > st->width2) {
+        mid = lo + (hi - lo) / 2;
+    } else {
+        double fr = st->glo > -1e299 && st->ghi > st->glo ? -st->glo / (st->ghi - st->glo) : 0.5;
+        double x = (double)lo + fr * (double)(hi - lo);
+        mid = x <= (double)lo + 1.0 ? lo + 1 : x >= (double)hi - 1.0 ? hi - 1 : (uint64_t)(x + 0.5);
+    }
+    if (st->nstep % 3 == 0)
+        st->width2 = hi - lo;
+    return mid;
+}
+
+static void rf_update(rfalsi *st, int feasible, double v, double eps)
+{
+    double g = rf_g(v, eps);
+    if (feasible) {
+        st->glo = g;
+        if (st->side == -1)
+            st->ghi *= 0.5;
+        st->side = -1;
+    } else {
+        st->ghi = g;
+        if (st->side == 1)
+            st->glo *= 0.5;
+        st->side = 1;
+    }
+}
+
 /* The rate at sigma by the asymptotic method (one- or two-phase). */
 static int asym_rate(const model_asym *a, int ret, int two, uint64_t sigma, double *rate,
                      double *en0)
@@ -375,12 +436,15 @@ static int sigma_one_k_fast(uint64_t M, unsigned k, int nc, int ret, int two, do
             rlo = r;
             elo = en0;
         } else {
+            rfalsi st;
+            rf_init(&st, rlo, r, eps, lo, hi);
             while (hi - lo > 1) {
-                uint64_t mid = lo + (hi - lo) / 2;
+                uint64_t mid = rf_next(&st, lo, hi);
                 if ((rc = asym_rate(&a, ret, two, mid, &r, &en0)) != RBF_OK) {
                     rbf__asym_free(&a);
                     return rc;
                 }
+                rf_update(&st, r <= eps, r, eps);
                 if (r <= eps) {
                     lo = mid;
                     rlo = r;
@@ -647,10 +711,14 @@ static uint64_t largest_n(uint64_t M, unsigned k, double eps, uint64_t limit, in
             break;
         }
         hi = m;
+        vh = vm;
     }
+    rfalsi st;
+    rf_init(&st, *at, vh, eps, lo, hi);
     while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
+        uint64_t mid = rf_next(&st, lo, hi);
         double vm = fn(M, k, mid);
+        rf_update(&st, vm <= eps, vm, eps);
         if (vm <= eps) {
             lo = mid;
             *at = vm;
