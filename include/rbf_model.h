@@ -353,10 +353,8 @@ RBF_API int rbf_plan_blocked_memory(uint64_t bits, double eps, const rbf_plan_op
  * within one block: the plan at *bits - 512 holds fewer (when *bits >
  * 512), if the capacity of the blocked plan is non-decreasing in the
  * memory, which it is up to the integer effects of k and sigma
- * (docs/models.md 8.4; for 16..64 blocks, where the reported values use the
- * exact sums, the plan at *bits - 512 is taken as holding fewer without
- * them when its Edgeworth capacity is 1e-3 below `capacity`, a hundred
- * times the two sums' difference).  1 <= capacity <= 2^50.  Returns
+ * (docs/models.md 8.4; both ends are decided on the values
+ * rbf_plan_blocked_memory reports, whichever sums they use).  1 <= capacity <= 2^50.  Returns
  * RBF_OK; RBF_EINVAL for arguments outside the domain (eps not in (0, 1),
  * capacity 0 or above 2^50, max_hashes outside 1..RBF_MAX_HASHES, NULL
  * pointers) or when more than 2^56 bits would be needed; RBF_ENOMEM;

@@ -2121,8 +2121,9 @@ int rbf_plan_blocked_capacity(uint64_t capacity, double eps, const rbf_plan_opti
     uint64_t B = g < 1.0 ? 1 : g > (double)BMAX ? BMAX : (uint64_t)g;
     uint64_t lo = 0, hi = 0; /* lo: does not hold (0: none known); hi: holds (0: none known) */
     double cap_lo = 0.0, cap_hi = 0.0;
-    rbf_plan_choice ch, ch_hi;
+    rbf_plan_choice ch, ch_hi, ch_lo;
     memset(&ch_hi, 0, sizeof ch_hi);
+    memset(&ch_lo, 0, sizeof ch_lo);
     uint64_t done_n = 0, width2 = 0;
     rc = RBF_EINVAL;
     for (unsigned it = 0; it < 200; it++) {
@@ -2141,6 +2142,7 @@ int rbf_plan_blocked_capacity(uint64_t capacity, double eps, const rbf_plan_opti
         } else {
             lo = B;
             cap_lo = cap;
+            ch_lo = ch;
         }
         if (hi && (hi == 1 || (lo && hi - lo == 1)))
             break;
@@ -2170,11 +2172,13 @@ int rbf_plan_blocked_capacity(uint64_t capacity, double eps, const rbf_plan_opti
         goto done;
     }
     /* The search compared the Edgeworth capacities; the answer is decided
-     * on the reported ones (exact sums for B <= 64, where they differ by
-     * ~1e-5 relative at most; docs/models.md 8.2): the plan at hi must
-     * hold the capacity (else one block more), and the plan at hi - 1 must
-     * not -- taken as shown without the exact sums when its Edgeworth
-     * capacity is below C by 1e-3 (a hundred times their difference). */
+     * on the reported ones (rbf_model_blocked_sigma's default sums: exact
+     * for B <= 64 and near the top of the support, where they can differ
+     * from Edgeworth by percents on two or three blocks): the plan at hi
+     * must hold the capacity (else one block more), and the plan at
+     * hi - 1 must not (else one block less).  Where the default sums are
+     * Edgeworth the search's value is the reported one. */
+    int lo_reported = 0;
     for (;;) {
         if ((rc = plan_blocked_report(&pl, hi * RBF_MODEL_BLOCK_BITS, &ch_hi)))
             goto done;
@@ -2184,21 +2188,25 @@ int rbf_plan_blocked_capacity(uint64_t capacity, double eps, const rbf_plan_opti
             rc = RBF_EINVAL;
             goto done;
         }
-        lo = hi;
+        lo = hi; /* does not hold, on the reported values */
+        lo_reported = 1;
         hi++;
         if ((rc = plan_blocked_with(&pl, hi * RBF_MODEL_BLOCK_BITS, &io, &ch_hi, 0)))
             goto done;
     }
-    while (hi > 1) {
+    while (hi > 1 && !(lo_reported && lo == hi - 1)) {
         if (lo != hi - 1) {
             lo = hi - 1;
-            if ((rc = plan_blocked_with(&pl, lo * RBF_MODEL_BLOCK_BITS, &io, &ch, 0)))
+            if ((rc = plan_blocked_with(&pl, lo * RBF_MODEL_BLOCK_BITS, &io, &ch_lo, 0)))
                 goto done;
-            cap_lo = ch.feasible ? ch.expected_messages : 0.0;
+            cap_lo = ch_lo.feasible ? ch_lo.expected_messages : 0.0;
         }
-        if (cap_lo < C * (1.0 - 1e-3))
+        int edgeworth = lo > RBF__BLK_EXACT_MAX &&
+                        (!ch_lo.feasible || ch_lo.sigma + 4 * lo <= lo * RBF_MODEL_BLOCK_BITS);
+        if (edgeworth && cap_lo < C)
             break;
-        if ((rc = plan_blocked_with(&pl, lo * RBF_MODEL_BLOCK_BITS, &io, &ch, 1)))
+        ch = ch_lo;
+        if ((rc = plan_blocked_report(&pl, lo * RBF_MODEL_BLOCK_BITS, &ch)))
             goto done;
         if (!(ch.feasible && ch.expected_messages >= C))
             break;
