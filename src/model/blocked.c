@@ -524,6 +524,27 @@ static double complex cpow_int(double complex z, uint64_t m)
 {
     if (m == 0)
         return 1.0;
+    if (m <= 64) {
+        /* few factors (the exact sums' B - 2 or B - 1 <= 63, but near the
+         * top of the support): binary powering, a dozen complex products
+         * at most (relative rounding ~1e-15) instead of log, atan2, hypot
+         * and sincos; the products in real arithmetic, like the FFT's */
+        double xr = creal(z), xi = cimag(z), pr = 1.0, pi = 0.0;
+        for (;;) {
+            if (m & 1) {
+                double t = pr * xr - pi * xi;
+                pi = pr * xi + pi * xr;
+                pr = t;
+            }
+            m >>= 1;
+            if (!m)
+                break;
+            double t = xr * xr - xi * xi;
+            xi = 2.0 * xr * xi;
+            xr = t;
+        }
+        return pr + I * pi;
+    }
     double r = cabs(z);
     if (r == 0.0)
         return 0.0;
