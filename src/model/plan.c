@@ -866,15 +866,34 @@ static int plan_messages_any(uint64_t messages, double eps, const rbf_plan_optio
     plan_prog pp = {o->progress, o->progress_ctx, 0, 1};
     rbf_plan_choice ch;
     double target = (double)messages;
+    /* The full capacities computed so far, per filter size: "does M hold
+     * N?" is then answered from them (a k holds N iff its capacity does:
+     * the same decision as the pass stopped at N). */
+    uint64_t memo_m[8];
+    double memo_cap[8];
+    unsigned memo_n = 0;
 #define CAP_AT(Mv, tgt, capv)                                                                     \
     do {                                                                                          \
         uint64_t Mf_ = two ? (Mv) / 2 : (Mv);                                                     \
+        int hit_ = 0;                                                                             \
+        for (unsigned i_ = 0; i_ < memo_n && i_ < 8; i_++)                                        \
+            if (memo_m[i_] == Mf_) {                                                              \
+                (capv) = memo_cap[i_];                                                            \
+                hit_ = 1;                                                                         \
+            }                                                                                     \
+        if (hit_)                                                                                 \
+            break;                                                                                \
         rc = plan_sigma(Mf_, eps, o->max_hashes, (o->hashing == RBF_NON_COLLIDING), (o->recycle == RBF_RETAINING), two, (tgt),     \
                         plan_fast(o->method, Mf_), &pp,                                           \
                         &ch, NULL);                                                               \
         if (rc)                                                                                   \
             return rc;                                                                            \
         (capv) = ch.feasible ? ch.expected_messages : 0.0;                                        \
+        if ((tgt) <= 0.0) {                                                                       \
+            memo_m[memo_n % 8] = Mf_;                                                             \
+            memo_cap[memo_n % 8] = (capv);                                                        \
+            memo_n++;                                                                             \
+        }                                                                                         \
     } while (0)
     /* 1. Capacity is nearly proportional to memory: from the classic
      *    sizing M ~ N log2(1/eps)/ln 2, a few full evaluations and
