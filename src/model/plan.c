@@ -176,10 +176,11 @@ static double sigma_cap_upper(uint64_t M, unsigned k, int nc, int two, double ep
         return (1.0 + hashes_hi(M, 0, M - 1) / k) * (1.0 + 1e-9);
     /* Any sigma_0 whose bound is over eps makes the cap valid; the
      * smallest is the tightest.  The bisection stops once hi is within
-     * 2^-20 (relative) of it: the bound is that much looser (it only
-     * orders and prunes the k, and limits the search for sigma), in half
-     * the evaluations. */
-    while (lo < hi && hi - lo > (hi >> 20)) {
+     * 2^-20 (relative) of it, 2^-12 for the cheap bound: the bound is that
+     * much looser (it only orders and prunes the k, and limits the search
+     * for sigma), in half the evaluations. */
+    const unsigned prec = jmax < PLAN_BOUND_PIECES ? 12 : 20; /* the cheap bound: 2^-12 */
+    while (lo < hi && hi - lo > (hi >> prec)) {
         uint64_t mid = lo + (hi - lo) / 2;
         if (rate_lower(M, k, nc, two, mid, jmax) > eps)
             hi = mid;
