@@ -14,6 +14,8 @@ static const struct {
 } benches[] = {
     {"filter", "insert/contains ns per op vs libbloom, and the machine's limit", bench_filter_main},
     {"model", "full sigma sweep, fast vs paper method; rbf plan time", bench_model_main},
+    {"plan", "planner time of planned reservations (p50/p95/max per layout and mode)",
+     bench_plan_main},
     {"sim", "simulator arrivals per second on the paper's setup", bench_sim_main},
     {"dedup", "rbf dedup lines per second vs awk '!seen[$0]++' and sort -u", bench_dedup_main},
 };

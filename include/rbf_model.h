@@ -236,8 +236,13 @@ RBF_API void rbf_plan_options_init(rbf_plan_options *o);
  * (k <= sigma < bits per filter), so a choice can be used in an rbf_config
  * as it is.  A policy that no k <= max_hashes makes reach eps has
  * feasible = 0.  Fast: k values that cannot win are skipped by a proven
- * bound (docs/models.md); with o->method = RBF_MODEL_AUTO (default) a plan
- * takes well under a second at any size up to 2^44 bits. */
+ * bound (docs/models.md).  With o->method = RBF_MODEL_AUTO (default) the
+ * planners (rbf_plan_memory, rbf_plan_messages, _two_phase) run the exact
+ * pass up to 2^16 bits per filter and the asymptotic method above (the
+ * models switch at RBF_MODEL_AUTO_EXACT_BITS): the same k and thresholds
+ * as the exact pass on every point checked, capacities and rates within
+ * 5e-11 (docs/models.md 4); a plan takes milliseconds to about a tenth of
+ * a second at any size up to 2^44 bits. */
 RBF_API int rbf_plan_memory(uint64_t bits, double eps, const rbf_plan_options *o,
                                   rbf_plan *out);
 
@@ -333,10 +338,31 @@ RBF_API int rbf_model_blocked_two_phase(const rbf_model_params *p, uint64_t sigm
  * o->retaining), the k <= o->max_hashes and largest sigma whose blocked
  * rate is <= eps, maximising E[N_0] (messages per cycle).
  * gain_vs_worst_case is against the FLAT classic sizing on the same
- * memory.  A search near the flat plan's k and sigma (docs/models.md):
- * about a second at 16 Mi bits. */
+ * memory.  The search: a few model evaluations per k from a mean-field guess (docs/models.md
+ * 8.4): tens of milliseconds, a few tenths at 16-64 blocks where the
+ * reported rate uses the exact sums. */
 RBF_API int rbf_plan_blocked_memory(uint64_t bits, double eps, const rbf_plan_options *o,
                                           rbf_plan_choice *out);
+
+/* The inverse, as rbf_plan_messages is for the flat layout: the least
+ * memory *bits (a multiple of 512: whole blocks) whose blocked
+ * sigma-bounded one-phase plan (rbf_plan_blocked_memory at *bits, with the
+ * same options) holds at least `capacity` messages per cycle (E[N_0]) at
+ * average rate <= eps; *out receives that plan (its fp and
+ * expected_messages as rbf_plan_blocked_memory reports them).  Least
+ * within one block: the plan at *bits - 512 holds fewer (when *bits >
+ * 512), if the capacity of the blocked plan is non-decreasing in the
+ * memory, which it is up to the integer effects of k and sigma
+ * (docs/models.md 8.4; both ends are decided on the values
+ * rbf_plan_blocked_memory reports, whichever sums they use).  1 <= capacity <= 2^50.  Returns
+ * RBF_OK; RBF_EINVAL for arguments outside the domain (eps not in (0, 1),
+ * capacity 0 or above 2^50, max_hashes outside 1..RBF_MAX_HASHES, NULL
+ * pointers) or when more than 2^56 bits would be needed; RBF_ENOMEM;
+ * RBF_ECANCELED when o->progress (called with done = memories planned,
+ * total = an estimate of them all) returns nonzero.  Milliseconds to a
+ * few tenths of a second at any size (docs/models.md). */
+RBF_API int rbf_plan_blocked_capacity(uint64_t capacity, double eps, const rbf_plan_options *o,
+                                      uint64_t *bits, rbf_plan_choice *out);
 
 /* ---- Cycles, forgetting and false negatives (docs/models.md section 9)
  *

@@ -38,8 +38,9 @@ static void help(void)
         "  --layout L          flat | blocked: also plan the sigma-bounded filter with\n"
         "                      the blocked layout (blocks of 512 bits, the memory\n"
         "                      rounded down to a multiple of 512) and show the\n"
-        "                      messages per cycle per bit of both layouts (with\n"
-        "                      --bits/--memory only)\n"
+        "                      messages per cycle per bit of both layouts; with\n"
+        "                      --messages also the least whole blocks whose blocked\n"
+        "                      plan holds N\n"
         "  --method X          auto (default: exact below 2^22 bits, else fast) | exact\n"
         "                      (the renewal pass, O(kM)) | fast (asymptotic, milliseconds\n"
         "                      at any size, within 1e-9 of exact; docs/models.md)\n"
@@ -55,7 +56,8 @@ static void help(void)
         "  rbf plan --bits 16Mi --fp 0.001\n"
         "  rbf plan --memory 64MiB --fp 1e-6 --json\n"
         "  rbf plan --messages 1M --fp 0.001\n"
-        "  rbf plan --bits 16Mi --fp 0.001 --layout blocked\n",
+        "  rbf plan --bits 16Mi --fp 0.001 --layout blocked\n"
+        "  rbf plan --messages 1M --fp 0.001 --layout blocked\n",
         RBF_MAX_HASHES);
 }
 
@@ -378,9 +380,7 @@ int cmd_plan(int argc, char **argv)
         return cli_usage(CMD, "give --bits, --memory or --messages");
     if (!have_fp)
         return cli_usage(CMD, "--fp is required");
-    if (layout >= 0 && have_messages)
-        return cli_usage(CMD, "--layout: with --bits or --memory only");
-    if (layout >= 0 && bits < RBF_MODEL_BLOCK_BITS)
+    if (layout >= 0 && !have_messages && bits < RBF_MODEL_BLOCK_BITS)
         return cli_usage(CMD, "--layout: needs at least %u bits (one block)", RBF_MODEL_BLOCK_BITS);
 
     if (have_miss && !have_remember)
@@ -424,6 +424,12 @@ int cmd_plan(int argc, char **argv)
     rc = rbf_plan_messages(messages, eps, &o, &b1, &p);
     if (!rc)
         rc = rbf_plan_messages_two_phase(messages, eps, &o, &b2, NULL);
+    /* --layout: the least whole blocks whose blocked plan holds N */
+    rbf_plan_choice bc;
+    uint64_t bb = 0;
+    memset(&bc, 0, sizeof bc);
+    if (!rc && layout >= 0)
+        rc = rbf_plan_blocked_capacity(messages, eps, &o, &bb, &bc);
     cli_progress_end();
     if (rc)
         return lib_fail(rc);
@@ -431,8 +437,23 @@ int cmd_plan(int argc, char **argv)
         printf("{\"messages\": %llu, \"two_phase_bits\": %llu, \"two_phase_memory_bytes\": %llu, ",
                (unsigned long long)messages, (unsigned long long)b2,
                (unsigned long long)((b2 + 7) / 8));
+        if (layout >= 0)
+            printf("\"blocked_bits\": %llu, \"blocked_memory_bytes\": %llu, ",
+                   (unsigned long long)bb, (unsigned long long)(bb / 8));
         json_plan_fields(&p, &o);
+        if (layout >= 0)
+            json_layouts(&p, &bc, bb, layout);
         printf("}\n");
+    } else if (layout >= 0) {
+        printf("Least memory for %llu messages per cycle at an average false-positive rate\n"
+               "of %.6g: %llu bits (%llu bytes) for a sigma-bounded one-phase filter,\n"
+               "%llu bits (%llu bytes, %llu blocks of %u bits) with the blocked layout.\n\n",
+               (unsigned long long)messages, eps, (unsigned long long)b1,
+               (unsigned long long)((b1 + 7) / 8), (unsigned long long)bb,
+               (unsigned long long)(bb / 8), (unsigned long long)(bb / RBF_MODEL_BLOCK_BITS),
+               RBF_MODEL_BLOCK_BITS);
+        print_text(&p, &o);
+        text_layouts(&p, &bc, bb, &o, layout);
     } else {
         printf("Least memory for %llu messages per cycle at an average false-positive rate\n"
                "of %.6g: %llu bits (%llu bytes) for a sigma-bounded one-phase filter\n"

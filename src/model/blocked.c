@@ -450,7 +450,8 @@ static int binom_window(wwin *ww, uint64_t n, uint64_t B)
 /* ------------------------------------------------------------------ */
 /* FFT and the law of a sum of independent block counts.              */
 
-static void fft(double complex *a, size_t n, int inverse, const double complex *tw)
+/* In place, unscaled; tw[j * ts] = exp(-2 pi i j / n) for j < n / 2. */
+static void fft(double complex *a, size_t n, int inverse, const double complex *tw, size_t ts)
 {
     for (size_t i = 1, j = 0; i < n; i++) {
         size_t bit = n >> 1;
@@ -463,17 +464,59 @@ static void fft(double complex *a, size_t n, int inverse, const double complex *
             a[j] = t;
         }
     }
+    /* the butterflies in real arithmetic: the same products and sums as
+     * the complex ones, without the library's checks for infinities */
+    double *ar = (double *)a; /* C11 6.2.5: a complex is an array of two reals */
+    const double *tr = (const double *)tw;
+    const double sgn = inverse ? -1.0 : 1.0;
     for (size_t len = 2; len <= n; len <<= 1) {
         size_t step = n / len, half = len / 2;
         for (size_t i = 0; i < n; i += len)
             for (size_t j = 0; j < half; j++) {
-                double complex w = tw[j * step];
-                if (inverse)
-                    w = conj(w);
-                double complex u = a[i + j], v = a[i + j + half] * w;
-                a[i + j] = u + v;
-                a[i + j + half] = u - v;
+                double wr = tr[2 * (j * step * ts)], wi = sgn * tr[2 * (j * step * ts) + 1];
+                double *x = ar + 2 * (i + j), *y = ar + 2 * (i + j + half);
+                double vr = y[0] * wr - y[1] * wi, vi = y[0] * wi + y[1] * wr;
+                double ur = x[0], ui = x[1];
+                x[0] = ur + vr;
+                x[1] = ui + vi;
+                y[0] = ur - vr;
+                y[1] = ui - vi;
             }
+    }
+}
+
+/* The transform of a real sequence x[0..n) (n even, >= 4) by one of
+ * length n/2 (even samples in the real parts, odd in the imaginary):
+ * X[0..n/2], the rest being conj(X[n - j]).  tw: the length-n twiddles;
+ * s: n/2 scratch values. */
+static void rfft_fwd(const double *x, size_t n, double complex *X, double complex *s,
+                     const double complex *tw)
+{
+    const size_t h = n / 2;
+    for (size_t j = 0; j < h; j++)
+        s[j] = x[2 * j] + I * x[2 * j + 1];
+    fft(s, h, 0, tw, 2);
+    for (size_t k = 0; k <= h; k++) {
+        double complex zk = s[k % h], zc = conj(s[(h - k) % h]);
+        double complex e = 0.5 * (zk + zc), o = -0.5 * I * (zk - zc);
+        X[k] = e + (k < h ? tw[k] : -1.0) * o;
+    }
+}
+
+/* The inverse: x[0..n) times n/2 (unscaled) from X[0..n/2] of a real
+ * sequence. */
+static void rfft_inv(const double complex *X, size_t n, double *x, double complex *s,
+                     const double complex *tw)
+{
+    const size_t h = n / 2;
+    for (size_t k = 0; k < h; k++) {
+        double complex a = X[k], b = conj(X[h - k]);
+        s[k] = 0.5 * (a + b) + I * (0.5 * (a - b) * conj(tw[k]));
+    }
+    fft(s, h, 1, tw, 2);
+    for (size_t j = 0; j < h; j++) {
+        x[2 * j] = creal(s[j]);
+        x[2 * j + 1] = cimag(s[j]);
     }
 }
 
@@ -481,6 +524,27 @@ static double complex cpow_int(double complex z, uint64_t m)
 {
     if (m == 0)
         return 1.0;
+    if (m <= 64) {
+        /* few factors (the exact sums' B - 2 or B - 1 <= 63, but near the
+         * top of the support): binary powering, a dozen complex products
+         * at most (relative rounding ~1e-15) instead of log, atan2, hypot
+         * and sincos; the products in real arithmetic, like the FFT's */
+        double xr = creal(z), xi = cimag(z), pr = 1.0, pi = 0.0;
+        for (;;) {
+            if (m & 1) {
+                double t = pr * xr - pi * xi;
+                pi = pr * xi + pi * xr;
+                pr = t;
+            }
+            m >>= 1;
+            if (!m)
+                break;
+            double t = xr * xr - xi * xi;
+            xi = 2.0 * xr * xi;
+            xr = t;
+        }
+        return pr + I * pi;
+    }
     double r = cabs(z);
     if (r == 0.0)
         return 0.0;
@@ -609,6 +673,7 @@ typedef struct fftws {
     double complex *a, *p, *q, *tw;
     double *pm1, *cd1, *pm2;
     size_t dcap;
+    size_t twn; /* the transform length tw holds (0: none) */
 } fftws;
 
 static void fftws_free(fftws *w)
@@ -658,7 +723,7 @@ static int sd_exact(fftws *w, const double *y, const double *z, unsigned W, uint
             rbf__free(w->q);
             rbf__free(w->tw);
             w->a = rbf__malloc(nf * sizeof *w->a);
-            w->p = rbf__malloc(nf * sizeof *w->p);
+            w->p = rbf__malloc(2 * nf * sizeof *w->p); /* the spectrum, then scratch */
             w->q = rbf__malloc(nf * sizeof *w->q);
             w->tw = rbf__malloc(nf / 2 * sizeof *w->tw);
             rbf__free(w->pm1);
@@ -672,41 +737,52 @@ static int sd_exact(fftws *w, const double *y, const double *z, unsigned W, uint
                 return RBF_ENOMEM;
             }
             w->cap = nf;
+            w->twn = 0;
         }
-        for (size_t j = 0; j < nf / 2; j++) {
-            double ang = -2.0 * BLK_PI * (double)j / (double)nf;
-            w->tw[j] = cos(ang) + I * sin(ang);
+        if (w->twn != nf) { /* the same length as the last call: the same twiddles */
+            for (size_t j = 0; j < nf / 2; j++) {
+                double ang = -2.0 * BLK_PI * (double)j / (double)nf;
+                w->tw[j] = cos(ang) + I * sin(ang);
+            }
+            w->twn = nf;
         }
-        memset(w->a, 0, nf * sizeof *w->a);
-        memset(w->q, 0, nf * sizeof *w->q);
-        for (unsigned b = 0; b <= W; b++) {
-            w->a[b % nf] += y[b];
-            if (z)
-                w->q[b % nf] += z[b];
-        }
-        fft(w->a, nf, 0, w->tw);
+        /* y and z are real: their transforms by half-length ones, and of
+         * the Hermitian spectra only the lower half (half the complex
+         * powers); the laws come back as real sequences */
+        const size_t h = nf / 2;
+        double *ry = (double *)w->a, *rz = ry + nf; /* a: 2 nf doubles */
+        double complex *sc = w->p + nf;
+        memset(ry, 0, nf * sizeof *ry);
         if (z)
-            fft(w->q, nf, 0, w->tw);
-        for (size_t j = 0; j < nf; j++) {
-            double complex pm = cpow_int(w->a[j], m - 1);
-            w->p[j] = pm * w->a[j];
+            memset(rz, 0, nf * sizeof *rz);
+        for (unsigned b = 0; b <= W; b++) {
+            ry[b % nf] += y[b];
+            if (z)
+                rz[b % nf] += z[b];
+        }
+        rfft_fwd(ry, nf, w->p, sc, w->tw);
+        if (z)
+            rfft_fwd(rz, nf, w->q, sc, w->tw);
+        for (size_t j = 0; j <= h; j++) {
+            double complex pm = cpow_int(w->p[j], m - 1);
+            w->p[j] *= pm;
             if (z)
                 w->q[j] *= pm;
         }
-        fft(w->p, nf, 1, w->tw);
+        rfft_inv(w->p, nf, ry, sc, w->tw);
         if (z)
-            fft(w->q, nf, 1, w->tw);
-        double inv = 1.0 / (double)nf;
+            rfft_inv(w->q, nf, rz, sc, w->tw);
+        double inv = 1.0 / (double)h;
         model_sum cs;
         msum_init(&cs);
         for (size_t i = 0; i < nf; i++) {
             size_t idx = (size_t)(((uint64_t)c0 + i) % nf);
-            double v = creal(w->p[idx]) * inv;
+            double v = ry[idx] * inv;
             w->pm1[i] = v;
             msum_add(&cs, v);
             w->cd1[i] = msum_get(&cs);
             if (z)
-                w->pm2[i] = creal(w->q[idx]) * inv;
+                w->pm2[i] = rz[idx] * inv;
         }
         if (windowed) {
             /* the window must hold the law: its edges carry nothing */
@@ -1491,8 +1567,11 @@ static int plan_k(uint64_t bits, unsigned k, double eps, const rbf_plan_options 
     return RBF_OK;
 }
 
-int rbf_plan_blocked_memory(uint64_t bits, double eps, const rbf_plan_options *o,
-                            rbf_plan_choice *out)
+/* The planner of 2.0 (a walk over k from the flat plan's k, each k's
+ * sigma bracketed from the flat plan's sigma): kept as the reference the
+ * tests compare the planner below with. */
+int rbf__plan_blocked_memory_ref(uint64_t bits, double eps, const rbf_plan_options *o,
+                                 rbf_plan_choice *out)
 {
     if (!o || !out || !(eps > 0.0 && eps < 1.0) || o->max_hashes < 1 ||
         o->max_hashes > RBF_MAX_HASHES)
@@ -1558,4 +1637,608 @@ int rbf_plan_blocked_memory(uint64_t bits, double eps, const rbf_plan_options *o
             out->gain_vs_worst_case = out->expected_messages / flat.worst_case.expected_messages;
     }
     return RBF_OK;
+}
+
+/* ---- the planner: a mean-field guess, then a few model evaluations ----
+ *
+ * As B grows the block states at a time t become a law of large numbers:
+ * the global set-bit count is B mu(t) (mu the mean bits of one block at
+ * Poisson load t) and the rate of a new message is r(t) = E[rho_W(b_t)].
+ * In that limit a cycle to sigma = B mu(t*) holds B t* messages at the
+ * average rate F(t*) = (1/t*) int_0^t* r = (1/t*) sum_L a_L P(Pois(t*) > L)
+ * (the same closed form as the model's [0, t_lo] piece): F grows with t and
+ * does not depend on B.  So for each k one bisection on F(t) = eps gives
+ * t*_k, the capacity per block; the k with the largest t*_k is where the
+ * search starts, and B mu(t*_k), with the slope of log F, is the first
+ * sigma tried.  The answer itself comes from the model (the same Edgeworth
+ * evaluation and the same criterion as the 2.0 planner: the largest sigma
+ * whose rate is <= eps, the rate non-decreasing in sigma): a Newton step
+ * from the guess, one past it to bracket the crossing, and regula falsi to
+ * adjacent integers.  Finite B moves the crossing by a few sigma units, so
+ * a k costs three to five evaluations instead of fifteen.  A neighbouring k
+ * is proven worse by one evaluation where possible: a sigma whose E[N_0] is
+ * at most the best capacity found and whose rate is above eps bounds that
+ * k's capacity below the best (the rate and E[N_0] both grow with sigma). */
+
+typedef struct blk_mf {
+    int state;    /* 0 not computed, 1 ready, -1 no crossing below the load cap */
+    double tstar; /* F(t*) = eps: messages per block per cycle */
+    blk_ctx x;    /* the block chain and a Poisson window */
+} blk_mf;
+
+typedef struct blk_planner {
+    double eps;
+    unsigned K;
+    int nc, ret;
+    rbf_model_params p; /* for ctx_init: hashes set per k */
+    blk_mf mf[RBF_MAX_HASHES + 1];
+    unsigned evals; /* model evaluations (for the tests and the docs) */
+} blk_planner;
+
+static void planner_free(blk_planner *pl)
+{
+    for (unsigned k = 1; k <= RBF_MAX_HASHES; k++)
+        if (pl->mf[k].state)
+            ctx_free(&pl->mf[k].x);
+}
+
+/* mu(t) and int_0^t r. */
+static int mf_at(blk_ctx *x, double t, double *mu, double *irho)
+{
+    int rc = pois_window(&x->pw, t);
+    if (rc)
+        return rc;
+    if ((rc = chain_extend(&x->ch, x->pw.lo + x->pw.n - 1)))
+        return rc;
+    model_sum sm, sr;
+    msum_init(&sm);
+    msum_init(&sr);
+    for (uint64_t L = 0; L < x->pw.lo; L++)
+        msum_add(&sr, x->ch.a[L]);
+    double tail = 0.0;
+    for (size_t i = x->pw.n; i-- > 0;) {
+        size_t L = (size_t)x->pw.lo + i;
+        msum_add(&sr, tail * x->ch.a[L]);
+        msum_add(&sm, x->pw.w[i] * x->ch.mb[L]);
+        tail += x->pw.w[i];
+    }
+    *mu = msum_get(&sm);
+    *irho = msum_get(&sr);
+    return RBF_OK;
+}
+
+#define MF_TMAX 30000.0 /* loads the chain follows (below BLK_LCAP) */
+
+/* The t where g(t) = v for g increasing: which = 0 F(t), 1 mu(t).
+ * Returns 1 (and *t = MF_TMAX) when g stays below v. */
+static int mf_solve(blk_ctx *x, int which, double v, double *t)
+{
+    double a = 0.0, b = 1.0, mu, ir;
+    int rc;
+    for (;;) {
+        if ((rc = mf_at(x, b, &mu, &ir)))
+            return rc;
+        double g = which ? mu : ir / b;
+        if (g > v)
+            break;
+        a = b;
+        if (b >= MF_TMAX) {
+            *t = MF_TMAX;
+            return 1;
+        }
+        b = b * 2.0 > MF_TMAX ? MF_TMAX : b * 2.0;
+    }
+    for (int it = 0; it < 200 && b - a > 1e-10 * b; it++) {
+        double m = 0.5 * (a + b);
+        if ((rc = mf_at(x, m, &mu, &ir)))
+            return rc;
+        double g = which ? mu : (m > 0.0 ? ir / m : 0.0);
+        if (g > v)
+            b = m;
+        else
+            a = m;
+    }
+    *t = 0.5 * (a + b);
+    return RBF_OK;
+}
+
+static int mf_get(blk_planner *pl, unsigned k, blk_mf **out)
+{
+    blk_mf *m = &pl->mf[k];
+    *out = m;
+    if (m->state)
+        return RBF_OK;
+    pl->p.hashes = k;
+    int rc = ctx_init(&m->x, &pl->p, RBF_MODEL_BLOCK_BITS, 1, RBF__BLK_EDGEWORTH, 0, 0);
+    if (rc)
+        return rc;
+    m->state = -1;
+    rc = mf_solve(&m->x, 0, pl->eps, &m->tstar);
+    if (rc < 0)
+        return rc;
+    if (rc == 0)
+        m->state = 1;
+    return RBF_OK;
+}
+
+/* One evaluation of the planner's criterion (plan_eval). */
+typedef struct kpoint {
+    uint64_t s;
+    double g; /* log(fp / eps), -1e300 at fp = 0 */
+    double en0, fp;
+} kpoint;
+
+static int kp_eval(blk_planner *pl, uint64_t bits, unsigned k, const rbf_plan_options *o,
+                   uint64_t s, kpoint *kp)
+{
+    rbf_model_blocked_two_phase_result r;
+    int rc = plan_eval(bits, k, o, s, &r);
+    if (rc)
+        return rc;
+    pl->evals++;
+    kp->s = s;
+    kp->fp = r.fp;
+    kp->en0 = r.expected_messages;
+    kp->g = r.fp > 0.0 ? log(r.fp) - log(pl->eps) : -1e300;
+    return RBF_OK;
+}
+
+static uint64_t clamp_s(double v, uint64_t first, uint64_t last)
+{
+    if (!(v > (double)first))
+        return first;
+    if (v >= (double)last)
+        return last;
+    return (uint64_t)(v + 0.5);
+}
+
+/* The largest sigma in [k, bits) whose rate is <= eps (0 if none), from
+ * the mean-field guess; `start` (if not NULL) is an evaluation already made
+ * for this k. */
+static int plan_k_fast(blk_planner *pl, uint64_t bits, unsigned k, const rbf_plan_options *o,
+                       const kpoint *start, uint64_t *sigma_out, double *cap, double *fp)
+{
+    const uint64_t B = bits / RBF_MODEL_BLOCK_BITS;
+    const uint64_t first = k, last = bits - 1;
+    *sigma_out = 0;
+    if (first >= bits)
+        return RBF_OK;
+    blk_mf *m;
+    int rc = mf_get(pl, k, &m);
+    if (rc)
+        return rc;
+    /* the guess and the slope of log F per sigma unit */
+    double s0 = (double)bits / 2.0, slope = 0.0;
+    if (m->state == 1) {
+        double mu0, ir0, mu1, ir1, t1;
+        if ((rc = mf_at(&m->x, m->tstar, &mu0, &ir0)))
+            return rc;
+        s0 = (double)B * mu0;
+        double ds = s0 * 1e-3 > 1.0 ? s0 * 1e-3 : 1.0;
+        rc = mf_solve(&m->x, 1, (s0 + ds) / (double)B, &t1);
+        if (rc < 0)
+            return rc;
+        if (rc == 0 && (rc = mf_at(&m->x, t1, &mu1, &ir1)) == 0 && ir0 > 0.0 && ir1 > 0.0)
+            slope = (log(ir1 / t1) - log(ir0 / m->tstar)) / ds;
+        if (rc < 0)
+            return rc;
+    }
+    if (!(slope > 0.0) || !isfinite(slope))
+        slope = 1.0 / (s0 > 1.0 ? s0 : 1.0); /* a rate about doubling per 70% of s0 */
+    kpoint lo = {0, 0, 0, 0}, hi = {0, 0, 0, 0}, cur;
+    int have_lo = 0, have_hi = 0;
+    if (start)
+        cur = *start;
+    else if ((rc = kp_eval(pl, bits, k, o, clamp_s(s0, first, last), &cur)))
+        return rc;
+    kpoint prev = cur;
+    int have_prev = 0;
+    for (unsigned it = 0, same = 0; it < 200; it++) {
+        if (cur.fp <= pl->eps) {
+            if (!have_lo || cur.s > lo.s)
+                lo = cur;
+            have_lo = 1;
+            if (cur.s == last)
+                break;
+        } else {
+            if (!have_hi || cur.s < hi.s)
+                hi = cur;
+            have_hi = 1;
+            if (cur.s == first)
+                break;
+        }
+        if (have_lo && have_hi)
+            break;
+        /* a secant slope from the last two points when it is sensible */
+        if (have_prev && cur.s != prev.s && cur.g > -1e299 && prev.g > -1e299) {
+            double sl = (cur.g - prev.g) / ((double)cur.s - (double)prev.s);
+            if (sl > 0.0 && isfinite(sl))
+                slope = sl;
+        }
+        /* Newton to the crossing, then past it (further each time the
+         * point stays on the same side) */
+        double g = cur.g > -1e299 ? cur.g : -50.0;
+        double step = -g / slope;
+        double over = (1.0 + 0.02 * fabs(step)) * (double)(1u << (same < 20 ? same : 20));
+        double next = (double)cur.s + step + (g <= 0.0 ? over : -over);
+        uint64_t ns = clamp_s(next, first, last);
+        if (ns == cur.s)
+            ns = g <= 0.0 ? (cur.s < last ? cur.s + 1 : cur.s) : (cur.s > first ? cur.s - 1 : cur.s);
+        if (ns == cur.s)
+            break;
+        prev = cur;
+        have_prev = 1;
+        same++;
+        if ((rc = kp_eval(pl, bits, k, o, ns, &cur)))
+            return rc;
+        if ((cur.fp <= pl->eps) != (prev.fp <= pl->eps))
+            same = 0;
+    }
+    if (!have_lo)
+        return RBF_OK; /* not even sigma = k */
+    if (have_hi && hi.s > lo.s + 1) {
+        /* regula falsi with the Illinois rule and a bisection step when the
+         * bracket did not halve over two steps (as the 2.0 planner) */
+        double glo = lo.g, ghi = hi.g;
+        int side = 0;
+        uint64_t width2 = hi.s - lo.s;
+        unsigned nstep = 0;
+        while (hi.s - lo.s > 1) {
+            uint64_t mid;
+            if (++nstep % 3 == 0 && (hi.s - lo.s) * 2 > width2) {
+                mid = lo.s + (hi.s - lo.s) / 2;
+            } else {
+                double fr = glo > -1e299 && ghi < 1e299 && ghi > glo ? -glo / (ghi - glo) : 0.5;
+                double xv = (double)lo.s + fr * (double)(hi.s - lo.s);
+                mid = xv <= (double)lo.s + 1.0   ? lo.s + 1
+                      : xv >= (double)hi.s - 1.0 ? hi.s - 1
+                                                 : (uint64_t)(xv + 0.5);
+            }
+            if (nstep % 3 == 0)
+                width2 = hi.s - lo.s;
+            if ((rc = kp_eval(pl, bits, k, o, mid, &cur)))
+                return rc;
+            if (cur.fp <= pl->eps) {
+                lo = cur;
+                glo = cur.g;
+                if (side == -1)
+                    ghi *= 0.5;
+                side = -1;
+            } else {
+                hi = cur;
+                ghi = cur.g;
+                if (side == 1)
+                    glo *= 0.5;
+                side = 1;
+            }
+        }
+    }
+    *sigma_out = lo.s;
+    *cap = lo.en0;
+    *fp = lo.fp;
+    return RBF_OK;
+}
+
+/* Largest N with the flat f_w(N) <= eps for one k (as plan.c). */
+static uint64_t flat_worst_n(uint64_t M, unsigned k, double eps)
+{
+    double t = log1p(-pow(eps, 1.0 / k)) / ((double)k * log1p(-1.0 / (double)M));
+    uint64_t N = t >= 9.0e15 ? (uint64_t)9.0e15 : (uint64_t)t;
+    while (N > 0 && rbf__model_f_w(M, k, N) > eps)
+        N--;
+    while (rbf__model_f_w(M, k, N + 1) <= eps)
+        N++;
+    return N;
+}
+
+/* The flat classic sizing's messages (rbf_plan_memory's worst_case). */
+static double flat_worst_case(uint64_t M, double eps, unsigned K)
+{
+    uint64_t best = 0;
+    for (unsigned k = 1; k <= K; k++) {
+        uint64_t n = flat_worst_n(M, k, eps);
+        if (n > best)
+            best = n;
+    }
+    return (double)best;
+}
+
+static int planner_init(blk_planner *pl, double eps, const rbf_plan_options *o)
+{
+    if (!o || !(eps > 0.0 && eps < 1.0) || o->max_hashes < 1 || o->max_hashes > RBF_MAX_HASHES)
+        return RBF_EINVAL;
+    memset(pl, 0, sizeof *pl);
+    pl->eps = eps;
+    pl->K = o->max_hashes;
+    pl->nc = o->hashing == RBF_NON_COLLIDING;
+    pl->ret = o->recycle == RBF_RETAINING;
+    rbf_model_params_init(&pl->p);
+    pl->p.bits = RBF_MODEL_BLOCK_BITS;
+    pl->p.hashes = 1;
+    pl->p.hashing = pl->nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
+    pl->p.recycle = pl->ret ? RBF_RETAINING : RBF_NON_RETAINING;
+    pl->p.layout = RBF_MODEL_LAYOUT_BLOCKED;
+    return RBF_OK;
+}
+
+/* The mean-field best k: the largest t*_k, walking from the classic
+ * sizing's k while t* grows (smallest k on ties). */
+static int mf_best_k(blk_planner *pl, unsigned *kbest)
+{
+    double lg = log2(1.0 / pl->eps) * 0.7;
+    unsigned kg = lg < 1.0 ? 1u : lg > (double)pl->K ? pl->K : (unsigned)(lg + 0.5);
+    blk_mf *m;
+    int rc;
+    if ((rc = mf_get(pl, kg, &m)))
+        return rc;
+    unsigned best = kg;
+    double bt = m->state == 1 ? m->tstar : -1.0;
+    for (int dir = -1; dir <= 1; dir += 2) {
+        double prev = bt;
+        for (unsigned k = dir < 0 ? kg - 1 : kg + 1; k >= 1 && k <= pl->K;
+             k = dir < 0 ? k - 1 : k + 1) {
+            if (pl->nc && k > RBF_MODEL_BLOCK_BITS)
+                break;
+            if ((rc = mf_get(pl, k, &m)))
+                return rc;
+            double t = m->state == 1 ? m->tstar : -1.0;
+            if (t > bt || (t == bt && k < best)) {
+                bt = t;
+                best = k;
+            }
+            if (t < prev)
+                break;
+            prev = t;
+        }
+    }
+    *kbest = best;
+    return RBF_OK;
+}
+
+/* The plan at `bits`; report = 0 leaves fp and expected_messages as the
+ * search's (Edgeworth) values and gain_vs_worst_case 0: what the
+ * least-memory search compares while it moves, before the plan it answers
+ * with is reported in full (plan_blocked_report). */
+static int plan_blocked_report(blk_planner *pl, uint64_t bits, rbf_plan_choice *out);
+
+static int plan_blocked_with(blk_planner *pl, uint64_t bits, const rbf_plan_options *o,
+                             rbf_plan_choice *out, int report)
+{
+    bits -= bits % RBF_MODEL_BLOCK_BITS;
+    if (bits < RBF_MODEL_BLOCK_BITS)
+        return RBF_EINVAL;
+    memset(out, 0, sizeof *out);
+    const double eps = pl->eps;
+    const uint64_t B = bits / RBF_MODEL_BLOCK_BITS;
+    rbf_plan_options fo = *o;
+    fo.progress = NULL;
+    unsigned k0;
+    int rc = mf_best_k(pl, &k0);
+    if (rc)
+        return rc;
+    double best = -1.0;
+    for (int dir = -1; dir <= 1; dir += 2) {
+        for (unsigned k = dir < 0 ? k0 : k0 + 1; k >= 1 && k <= pl->K;
+             k = dir < 0 ? k - 1 : k + 1) {
+            kpoint probe, *start = NULL;
+            blk_mf *m;
+            if ((rc = mf_get(pl, k, &m)))
+                return rc;
+            if (out->feasible && m->state == 1 && k < bits) {
+                /* try to prove this k worse than the best with one point */
+                blk_mf *mb = &pl->mf[out->hashes];
+                double d = mb->state == 1 ? 1.0 - m->tstar / mb->tstar : 0.0;
+                if (d > 1e-4) {
+                    double mu, ir;
+                    double tp = best / (double)B * (1.0 - 0.5 * d);
+                    if ((rc = mf_at(&m->x, tp, &mu, &ir)))
+                        return rc;
+                    uint64_t sp = clamp_s((double)B * mu, k, bits - 1);
+                    if ((rc = kp_eval(pl, bits, k, &fo, sp, &probe)))
+                        return rc;
+                    if (probe.fp > eps && probe.en0 <= best)
+                        break; /* capacity(k) < E[N_0](sp) <= best */
+                    start = &probe;
+                }
+            }
+            uint64_t s = 0;
+            double cap = -1.0, fp = 0.0;
+            if ((rc = plan_k_fast(pl, bits, k, &fo, start, &s, &cap, &fp)))
+                return rc;
+            if (o->progress && o->progress(o->progress_ctx, k, pl->K))
+                return RBF_ECANCELED;
+            if (s && (cap > best || (cap == best && k < out->hashes))) {
+                best = cap;
+                out->feasible = 1;
+                out->hashes = k;
+                out->sigma = s;
+                out->expected_messages = cap;
+                out->fp = fp;
+                continue;
+            }
+            if (s || out->feasible)
+                break; /* worse than the best: past the peak */
+        }
+    }
+    return report ? plan_blocked_report(pl, bits, out) : RBF_OK;
+}
+
+static int plan_blocked_report(blk_planner *pl, uint64_t bits, rbf_plan_choice *out)
+{
+    int rc;
+    bits -= bits % RBF_MODEL_BLOCK_BITS;
+    const double eps = pl->eps;
+    if (out->feasible) {
+        /* the reported rate with the default (exact for B <= 64) sums */
+        rbf_model_params p;
+        rbf_model_params_init(&p);
+        p.bits = bits;
+        p.hashes = out->hashes;
+        p.hashing = pl->nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
+        p.recycle = pl->ret ? RBF_RETAINING : RBF_NON_RETAINING;
+        rbf_model_blocked_sigma_result r;
+        if ((rc = rbf_model_blocked_sigma(&p, out->sigma, &r)))
+            return rc;
+        out->fp = r.fp;
+        out->expected_messages = r.expected_messages;
+        double wc = flat_worst_case(bits, eps, pl->K);
+        if (wc > 0.0)
+            out->gain_vs_worst_case = out->expected_messages / wc;
+    }
+    return RBF_OK;
+}
+
+int rbf__plan_blocked_memory_evals(uint64_t bits, double eps, const rbf_plan_options *o,
+                                   rbf_plan_choice *out, unsigned *evals)
+{
+    blk_planner pl;
+    if (!out)
+        return RBF_EINVAL;
+    int rc = planner_init(&pl, eps, o);
+    if (rc)
+        return rc;
+    rc = plan_blocked_with(&pl, bits, o, out, 1);
+    if (evals)
+        *evals = pl.evals;
+    planner_free(&pl);
+    return rc;
+}
+
+int rbf_plan_blocked_memory(uint64_t bits, double eps, const rbf_plan_options *o,
+                            rbf_plan_choice *out)
+{
+    return rbf__plan_blocked_memory_evals(bits, eps, o, out, NULL);
+}
+
+/* ---- the inverse: least memory for a capacity ----
+ *
+ * Blocks B, predicate "the plan at B blocks holds the capacity".  The
+ * mean-field capacity per block (the best t*_k) gives the first B; then
+ * proportional steps (E[N_0] is close to proportional to B at a fixed
+ * rate) until the answer is bracketed, and interpolation between the
+ * bracket's capacities (a bisection step when the bracket does not halve)
+ * until it is adjacent blocks: the plan at hi holds the capacity, the one
+ * at hi - 1 does not. */
+int rbf_plan_blocked_capacity(uint64_t capacity, double eps, const rbf_plan_options *o,
+                              uint64_t *bits, rbf_plan_choice *out)
+{
+    if (!bits || !out || capacity < 1 || capacity > ((uint64_t)1 << 50))
+        return RBF_EINVAL;
+    blk_planner pl;
+    int rc = planner_init(&pl, eps, o);
+    if (rc)
+        return rc;
+    const uint64_t BMAX = ((uint64_t)1 << 56) / RBF_MODEL_BLOCK_BITS;
+    const double C = (double)capacity;
+    rbf_plan_options io = *o;
+    io.progress = NULL;
+    unsigned k0;
+    if ((rc = mf_best_k(&pl, &k0)))
+        goto done;
+    double per = pl.mf[k0].state == 1 && pl.mf[k0].tstar > 0.0
+                     ? pl.mf[k0].tstar
+                     : RBF_MODEL_BLOCK_BITS * log(2.0) / log2(1.0 / eps);
+    double g = ceil(C / per);
+    uint64_t B = g < 1.0 ? 1 : g > (double)BMAX ? BMAX : (uint64_t)g;
+    uint64_t lo = 0, hi = 0; /* lo: does not hold (0: none known); hi: holds (0: none known) */
+    double cap_lo = 0.0, cap_hi = 0.0;
+    rbf_plan_choice ch, ch_hi, ch_lo;
+    memset(&ch_hi, 0, sizeof ch_hi);
+    memset(&ch_lo, 0, sizeof ch_lo);
+    uint64_t done_n = 0, width2 = 0;
+    rc = RBF_EINVAL;
+    for (unsigned it = 0; it < 200; it++) {
+        if ((rc = plan_blocked_with(&pl, B * RBF_MODEL_BLOCK_BITS, &io, &ch, 0)))
+            goto done;
+        double cap = ch.feasible ? ch.expected_messages : 0.0;
+        done_n++;
+        if (o->progress && o->progress(o->progress_ctx, done_n, done_n + 2)) {
+            rc = RBF_ECANCELED;
+            goto done;
+        }
+        if (cap >= C) {
+            hi = B;
+            cap_hi = cap;
+            ch_hi = ch;
+        } else {
+            lo = B;
+            cap_lo = cap;
+            ch_lo = ch;
+        }
+        if (hi && (hi == 1 || (lo && hi - lo == 1)))
+            break;
+        uint64_t next;
+        if (hi && lo) {
+            double fr = cap_hi > cap_lo ? (C - cap_lo) / (cap_hi - cap_lo) : 0.5;
+            if (width2 && (hi - lo) * 2 > width2)
+                fr = 0.5; /* slow: bisect */
+            width2 = hi - lo;
+            double x = ceil((double)lo + fr * (double)(hi - lo));
+            next = x <= (double)lo + 1.0 ? lo + 1 : x >= (double)hi - 1.0 ? hi - 1 : (uint64_t)x;
+        } else if (hi) {
+            double x = ceil((double)B * C / cap); /* <= B: cap >= C */
+            next = x >= (double)B ? B - 1 : x < 1.0 ? 1 : (uint64_t)x;
+        } else {
+            if (B >= BMAX) {
+                rc = RBF_EINVAL; /* more than 2^56 bits */
+                goto done;
+            }
+            double x = cap > 0.0 ? ceil((double)B * C / cap) : (double)B * 4.0;
+            next = x <= (double)B ? B + 1 : x > (double)BMAX ? BMAX : (uint64_t)x;
+        }
+        B = next;
+    }
+    if (!hi) {
+        rc = RBF_EINVAL;
+        goto done;
+    }
+    /* The search compared the Edgeworth capacities; the answer is decided
+     * on the reported ones (rbf_model_blocked_sigma's default sums: exact
+     * for B <= 64 and near the top of the support, where they can differ
+     * from Edgeworth by percents on two or three blocks): the plan at hi
+     * must hold the capacity (else one block more), and the plan at
+     * hi - 1 must not (else one block less).  Where the default sums are
+     * Edgeworth the search's value is the reported one. */
+    int lo_reported = 0;
+    for (;;) {
+        if ((rc = plan_blocked_report(&pl, hi * RBF_MODEL_BLOCK_BITS, &ch_hi)))
+            goto done;
+        if (ch_hi.feasible && ch_hi.expected_messages >= C)
+            break;
+        if (hi >= BMAX) {
+            rc = RBF_EINVAL;
+            goto done;
+        }
+        lo = hi; /* does not hold, on the reported values */
+        lo_reported = 1;
+        hi++;
+        if ((rc = plan_blocked_with(&pl, hi * RBF_MODEL_BLOCK_BITS, &io, &ch_hi, 0)))
+            goto done;
+    }
+    while (hi > 1 && !(lo_reported && lo == hi - 1)) {
+        if (lo != hi - 1) {
+            lo = hi - 1;
+            if ((rc = plan_blocked_with(&pl, lo * RBF_MODEL_BLOCK_BITS, &io, &ch_lo, 0)))
+                goto done;
+            cap_lo = ch_lo.feasible ? ch_lo.expected_messages : 0.0;
+        }
+        int edgeworth = lo > RBF__BLK_EXACT_MAX &&
+                        (!ch_lo.feasible || ch_lo.sigma + 4 * lo <= lo * RBF_MODEL_BLOCK_BITS);
+        if (edgeworth && cap_lo < C)
+            break;
+        ch = ch_lo;
+        if ((rc = plan_blocked_report(&pl, lo * RBF_MODEL_BLOCK_BITS, &ch)))
+            goto done;
+        if (!(ch.feasible && ch.expected_messages >= C))
+            break;
+        hi = lo; /* one block less holds it after all */
+        ch_hi = ch;
+        lo = 0;
+    }
+    *bits = hi * RBF_MODEL_BLOCK_BITS;
+    *out = ch_hi;
+    rc = RBF_OK;
+done:
+    planner_free(&pl);
+    return rc;
 }

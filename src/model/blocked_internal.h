@@ -29,4 +29,13 @@ int rbf__model_blocked_sigma_w(const rbf_model_params *p, unsigned block_bits, u
                                int two_phase, int mode, unsigned panels,
                                rbf_model_blocked_two_phase_result *out);
 
+/* The planner of 2.0 (the reference the tests compare the planner with). */
+int rbf__plan_blocked_memory_ref(uint64_t bits, double eps, const rbf_plan_options *o,
+                                 rbf_plan_choice *out);
+
+/* rbf_plan_blocked_memory, also saying how many model evaluations it made
+ * (evals may be NULL). */
+int rbf__plan_blocked_memory_evals(uint64_t bits, double eps, const rbf_plan_options *o,
+                                   rbf_plan_choice *out, unsigned *evals);
+
 #endif

@@ -52,10 +52,18 @@ void rbf_plan_options_init(rbf_plan_options *o)
     o->method = RBF_MODEL_AUTO;
 }
 
-/* Asymptotic method for a pass over M bits? */
+/* Asymptotic method for a pass over M bits?  The planners switch to it at
+ * a smaller M than the models (RBF_MODEL_AUTO_EXACT_BITS): a plan runs the
+ * pass for several k (and a least-memory search for several M), and the
+ * exact pass at 2^22 bits costs a second where a planned reservation
+ * should answer in milliseconds.  Above 2^16 bits the plans of the two
+ * methods have had the same k and thresholds, with capacities and rates
+ * within 5e-11 of each other, on every point checked (docs/models.md 4). */
+#define PLAN_AUTO_EXACT_BITS ((uint64_t)1 << 16)
+
 static int plan_fast(rbf_model_method m, uint64_t M)
 {
-    return m == RBF_MODEL_ASYMPTOTIC || (m == RBF_MODEL_AUTO && M > RBF_MODEL_AUTO_EXACT_BITS);
+    return m == RBF_MODEL_ASYMPTOTIC || (m == RBF_MODEL_AUTO && M > PLAN_AUTO_EXACT_BITS);
 }
 
 /* ---- progress across the whole plan */
@@ -120,13 +128,17 @@ static double hashes_lo(uint64_t M, unsigned k, int nc, uint64_t a, uint64_t c)
     return m * harm_diff(M - a, M - c);
 }
 
-/* Lower bound on f_sigma^1 (non-retaining or retaining). */
-static double fsigma_lower(uint64_t M, unsigned k, int nc, uint64_t sigma)
+/* Lower bound on f_sigma^1 (non-retaining or retaining), over at most
+ * jmax pieces: 512 for the bound a k is run with, 64 for the cheap first
+ * bound that orders the k and prunes most of them (plan_sigma). */
+#define PLAN_BOUND_PIECES 512
+#define PLAN_CHEAP_PIECES 64
+static double fsigma_lower(uint64_t M, unsigned k, int nc, uint64_t sigma, uint64_t jmax)
 {
     uint64_t n = sigma + 1;
     uint64_t J = n / (4 * (uint64_t)k);
-    if (J > 512)
-        J = 512;
+    if (J > jmax)
+        J = jmax;
     if (J < 1)
         J = 1;
     double num = 0.0;
@@ -143,9 +155,9 @@ static double fsigma_lower(uint64_t M, unsigned k, int nc, uint64_t sigma)
 /* Lower bound on the rate at sigma: f_sigma^1, or for two-phase
  * f_sigma^2 >= 1 - (1 - f^1)(1 - rho(sigma-k+1)) (the frozen filter ended
  * its cycle at sigma-k+1 bits or more). */
-static double rate_lower(uint64_t M, unsigned k, int nc, int two, uint64_t sigma)
+static double rate_lower(uint64_t M, unsigned k, int nc, int two, uint64_t sigma, uint64_t jmax)
 {
-    double f1 = fsigma_lower(M, k, nc, sigma);
+    double f1 = fsigma_lower(M, k, nc, sigma, jmax);
     if (!two)
         return f1;
     uint64_t lowest = sigma + 1 >= k ? sigma + 1 - k : 0;
@@ -155,19 +167,27 @@ static double rate_lower(uint64_t M, unsigned k, int nc, int two, uint64_t sigma
 
 /* Upper bound on the sigma-bounded (or two-phase) capacity for k at eps;
  * *smax receives a sigma that the optimum cannot exceed. */
-static double sigma_cap_upper(uint64_t M, unsigned k, int nc, int two, double eps, uint64_t *smax)
+static double sigma_cap_upper(uint64_t M, unsigned k, int nc, int two, double eps, uint64_t *smax,
+                              uint64_t jmax)
 {
     uint64_t lo = 1, hi = M - 1; /* find the smallest sigma with lower bound > eps */
     *smax = M - 1;
-    if (rate_lower(M, k, nc, two, hi) <= eps)
+    if (rate_lower(M, k, nc, two, hi, jmax) <= eps)
         return (1.0 + hashes_hi(M, 0, M - 1) / k) * (1.0 + 1e-9);
-    while (lo < hi) {
+    /* Any sigma_0 whose bound is over eps makes the cap valid; the
+     * smallest is the tightest.  The bisection stops once hi is within
+     * 2^-20 (relative) of it, 2^-12 for the cheap bound: the bound is that
+     * much looser (it only orders and prunes the k, and limits the search
+     * for sigma), in half the evaluations. */
+    const unsigned prec = jmax < PLAN_BOUND_PIECES ? 12 : 20; /* the cheap bound: 2^-12 */
+    while (lo < hi && hi - lo > (hi >> prec)) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (rate_lower(M, k, nc, two, mid) > eps)
+        if (rate_lower(M, k, nc, two, mid, jmax) > eps)
             hi = mid;
         else
             lo = mid + 1;
     }
+    lo = hi; /* the bound at hi is over eps (or hi = M - 1, over at the start) */
     /* every sigma >= lo is infeasible, so sigma* <= lo - 1 */
     *smax = lo > 1 ? lo - 1 : 1;
     return (1.0 + hashes_hi(M, 0, lo - 1) / k) * (1.0 + 1e-9);
@@ -272,6 +292,67 @@ out:
     return rc;
 }
 
+/* ---- the crossing of a smooth increasing rate by regula falsi
+ *
+ * The largest x in a bracket [lo, hi] (rate(lo) <= eps < rate(hi)) with
+ * rate(x) <= eps: interpolate where g = log(rate/eps) crosses zero, with the
+ * Illinois rule (an end kept twice in a row has its g halved) and a
+ * bisection step whenever the bracket did not halve over two steps.  The
+ * invariant is the bisection's, so for a monotone rate the answer is the
+ * same adjacent pair; it takes about ten evaluations where bisection takes
+ * forty. */
+typedef struct rfalsi {
+    double glo, ghi;
+    int side;
+    uint64_t width2;
+    unsigned nstep;
+} rfalsi;
+
+static double rf_g(double v, double eps)
+{
+    return v > 0.0 ? log(v) - log(eps) : -1e300;
+}
+
+static void rf_init(rfalsi *st, double vlo, double vhi, double eps, uint64_t lo, uint64_t hi)
+{
+    st->glo = rf_g(vlo, eps);
+    st->ghi = rf_g(vhi, eps);
+    st->side = 0;
+    st->width2 = hi - lo;
+    st->nstep = 0;
+}
+
+static uint64_t rf_next(rfalsi *st, uint64_t lo, uint64_t hi)
+{
+    uint64_t mid;
+    if (++st->nstep % 3 == 0 && (hi - lo) * 2 > st->width2) {
+        mid = lo + (hi - lo) / 2;
+    } else {
+        double fr = st->glo > -1e299 && st->ghi > st->glo ? -st->glo / (st->ghi - st->glo) : 0.5;
+        double x = (double)lo + fr * (double)(hi - lo);
+        mid = x <= (double)lo + 1.0 ? lo + 1 : x >= (double)hi - 1.0 ? hi - 1 : (uint64_t)(x + 0.5);
+    }
+    if (st->nstep % 3 == 0)
+        st->width2 = hi - lo;
+    return mid;
+}
+
+static void rf_update(rfalsi *st, int feasible, double v, double eps)
+{
+    double g = rf_g(v, eps);
+    if (feasible) {
+        st->glo = g;
+        if (st->side == -1)
+            st->ghi *= 0.5;
+        st->side = -1;
+    } else {
+        st->ghi = g;
+        if (st->side == 1)
+            st->glo *= 0.5;
+        st->side = 1;
+    }
+}
+
 /* The rate at sigma by the asymptotic method (one- or two-phase). */
 static int asym_rate(const model_asym *a, int ret, int two, uint64_t sigma, double *rate,
                      double *en0)
@@ -356,12 +437,15 @@ static int sigma_one_k_fast(uint64_t M, unsigned k, int nc, int ret, int two, do
             rlo = r;
             elo = en0;
         } else {
+            rfalsi st;
+            rf_init(&st, rlo, r, eps, lo, hi);
             while (hi - lo > 1) {
-                uint64_t mid = lo + (hi - lo) / 2;
+                uint64_t mid = rf_next(&st, lo, hi);
                 if ((rc = asym_rate(&a, ret, two, mid, &r, &en0)) != RBF_OK) {
                     rbf__asym_free(&a);
                     return rc;
                 }
+                rf_update(&st, r <= eps, r, eps);
                 if (r <= eps) {
                     lo = mid;
                     rlo = r;
@@ -391,7 +475,7 @@ int rbf__plan_sigma_k(uint64_t M, unsigned k, int nc, int ret, int two, rbf_mode
     *feasible = 0;
     if (M < 2 || k >= M)
         return RBF_OK;
-    (void)sigma_cap_upper(M, k, nc, two, eps, &smax);
+    (void)sigma_cap_upper(M, k, nc, two, eps, &smax, PLAN_BOUND_PIECES);
     int rc = plan_fast(method, M) ? sigma_one_k_fast(M, k, nc, ret, two, eps, 0.0, smax, &pp, &r)
                                   : sigma_one_k(M, k, nc, ret, two, eps, 0.0, &pp, &r);
     if (rc != RBF_OK || !r.feasible)
@@ -437,7 +521,7 @@ static int plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int t
         if (k >= M)
             break; /* needs k <= sigma < M */
         c[n].k = k;
-        c[n].ub = sigma_cap_upper(M, k, nc, two, eps, &c[n].smax);
+        c[n].ub = sigma_cap_upper(M, k, nc, two, eps, &c[n].smax, PLAN_CHEAP_PIECES);
         n++;
     }
     qsort(c, n, sizeof *c, cmp_cand);
@@ -449,6 +533,15 @@ static int plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int t
             continue; /* cannot win */
         if (target > 0.0 && c[t].ub < target)
             continue; /* cannot reach the target */
+        /* the cheap bound did not rule this k out: the full one (tighter,
+         * and the sigma limit the search starts from) */
+        c[t].ub = sigma_cap_upper(M, c[t].k, nc, two, eps, &c[t].smax, PLAN_BOUND_PIECES);
+        if (out->feasible &&
+            (c[t].ub < out->expected_messages ||
+             (c[t].ub == out->expected_messages && c[t].k > out->hashes)))
+            continue;
+        if (target > 0.0 && c[t].ub < target)
+            continue;
         kres r;
         if (fast)
             rc = sigma_one_k_fast(M, c[t].k, nc, ret, two, eps, target, c[t].smax, pp, &r);
@@ -511,21 +604,24 @@ static double fo_lower(uint64_t M, unsigned k, uint64_t N)
 /* Upper bound on the largest N with f_o(N) <= eps (hence also f_a). */
 static uint64_t oracle_n_upper(uint64_t M, unsigned k, double eps, uint64_t start)
 {
-    uint64_t hi = start < 2 ? 2 : start;
+    uint64_t hi = start < 2 ? 2 : start, lo = 1;
     while (fo_lower(M, k, hi) <= eps) {
         if (hi >= ((uint64_t)1 << 60))
             return hi; /* no useful bound */
+        lo = hi + 1;
         hi *= 2;
     }
-    uint64_t lo = 1; /* smallest N with fo_lower(N) > eps: then N_o* < N */
-    while (lo < hi) {
+    /* the smallest N with fo_lower(N) > eps, then N_o* < N; any N with
+     * fo_lower(N) > eps bounds it, so the search stops within 2^-20
+     * (relative) of the smallest (see sigma_cap_upper) */
+    while (lo < hi && hi - lo > (hi >> 20)) {
         uint64_t mid = lo + (hi - lo) / 2;
         if (fo_lower(M, k, mid) > eps)
             hi = mid;
         else
             lo = mid + 1;
     }
-    return lo - 1;
+    return hi - 1;
 }
 
 /* Largest N with f_o(N) <= eps and with f_a(N) <= eps, by one scan. */
@@ -604,9 +700,26 @@ static uint64_t largest_n(uint64_t M, unsigned k, double eps, uint64_t limit, in
         *at = vh;
         return hi;
     }
+    /* the limit is a tight bound (within ~0.2%): gallop down from it to a
+     * bracket first (fourfold steps from limit/4096), then bisect it; the
+     * predicate is monotone, so the answer is the one crossing */
+    for (uint64_t d = hi >> 12 ? hi >> 12 : 1; hi - lo > 1 && d < hi - lo; d *= 4) {
+        uint64_t m = hi - d;
+        double vm = fn(M, k, m);
+        if (vm <= eps) {
+            lo = m;
+            *at = vm;
+            break;
+        }
+        hi = m;
+        vh = vm;
+    }
+    rfalsi st;
+    rf_init(&st, *at, vh, eps, lo, hi);
     while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
+        uint64_t mid = rf_next(&st, lo, hi);
         double vm = fn(M, k, mid);
+        rf_update(&st, vm <= eps, vm, eps);
         if (vm <= eps) {
             lo = mid;
             *at = vm;
@@ -664,7 +777,8 @@ static int plan_nbounded(uint64_t M, double eps, unsigned K, int fast, plan_prog
         uint64_t limit = (uint64_t)c[t].ub + 1;
         if (fast && limit > 65536) {
             no = largest_n(M, k, eps, limit, 0, &fo);
-            na = largest_n(M, k, eps, limit, 1, &fa);
+            /* f_a >= f_o (Chebyshev), so N_a <= N_o */
+            na = no ? largest_n(M, k, eps, no, 1, &fa) : largest_n(M, k, eps, limit, 1, &fa);
         } else {
             rc = scan_oa(M, k, eps, limit, pp, &no, &fo, &na, &fa);
             if (rc)
@@ -753,15 +867,34 @@ static int plan_messages_any(uint64_t messages, double eps, const rbf_plan_optio
     plan_prog pp = {o->progress, o->progress_ctx, 0, 1};
     rbf_plan_choice ch;
     double target = (double)messages;
+    /* The full capacities computed so far, per filter size: "does M hold
+     * N?" is then answered from them (a k holds N iff its capacity does:
+     * the same decision as the pass stopped at N). */
+    uint64_t memo_m[8];
+    double memo_cap[8];
+    unsigned memo_n = 0;
 #define CAP_AT(Mv, tgt, capv)                                                                     \
     do {                                                                                          \
         uint64_t Mf_ = two ? (Mv) / 2 : (Mv);                                                     \
+        int hit_ = 0;                                                                             \
+        for (unsigned i_ = 0; i_ < memo_n && i_ < 8; i_++)                                        \
+            if (memo_m[i_] == Mf_) {                                                              \
+                (capv) = memo_cap[i_];                                                            \
+                hit_ = 1;                                                                         \
+            }                                                                                     \
+        if (hit_)                                                                                 \
+            break;                                                                                \
         rc = plan_sigma(Mf_, eps, o->max_hashes, (o->hashing == RBF_NON_COLLIDING), (o->recycle == RBF_RETAINING), two, (tgt),     \
                         plan_fast(o->method, Mf_), &pp,                                           \
                         &ch, NULL);                                                               \
         if (rc)                                                                                   \
             return rc;                                                                            \
         (capv) = ch.feasible ? ch.expected_messages : 0.0;                                        \
+        if ((tgt) <= 0.0) {                                                                       \
+            memo_m[memo_n % 8] = Mf_;                                                             \
+            memo_cap[memo_n % 8] = (capv);                                                        \
+            memo_n++;                                                                             \
+        }                                                                                         \
     } while (0)
     /* 1. Capacity is nearly proportional to memory: from the classic
      *    sizing M ~ N log2(1/eps)/ln 2, a few full evaluations and

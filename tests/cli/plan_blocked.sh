@@ -34,7 +34,26 @@ ARGS="--bits 100000 --fp 0.01 --layout flat"
 expect_ok $ARGS
 grep -q "^Layouts" "$OUT" || bad "$ARGS: no layouts table"
 grep -q "fewer messages per cycle per bit than flat" "$OUT" || bad "$ARGS: no price line"
-expect_usage "--layout" --messages 1000 --fp 0.01 --layout blocked
+# --messages with --layout: the least whole blocks whose blocked plan holds N
+ARGS="--messages 1000 --fp 0.01 --layout blocked"
+expect_ok $ARGS --json
+CHECKS=$((CHECKS + 1))
+python3 - "$OUT" <<'PY' || bad "$ARGS: blocked least memory"
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["layouts"]["blocked"]
+ok = d["blocked_bits"] % 512 == 0 and b["bits"] == d["blocked_bits"]
+ok = ok and d["blocked_memory_bytes"] * 8 == d["blocked_bits"]
+ok = ok and b["expected_messages"] >= 1000 and b["fp"] <= 0.01
+ok = ok and d["layouts"]["flat"]["bits"] == d["bits"] and d["blocked_bits"] >= d["bits"]
+open(sys.argv[1] + ".b", "w").write("%d\n" % (d["blocked_bits"] - 512))
+sys.exit(0 if ok else 1)
+PY
+read -r BM < "$OUT.b"
+# one block less does not hold 1000
+ARGS="--bits $BM --fp 0.01 --layout blocked"; expect_ok $ARGS --json
+CHECKS=$((CHECKS + 1))
+python3 -c "import json,sys; sys.exit(0 if json.load(open('$OUT'))['layouts']['blocked']['expected_messages'] < 1000 else 1)" || bad "$ARGS"
 expect_usage "--layout" --bits 100 --fp 0.01 --layout blocked
 expect_usage "--layout" --bits 10000 --fp 0.01 --layout tiled
 finish
