@@ -230,69 +230,13 @@ rr_model *rr_model_start(const rbf_config *cfg, double fp, double mpc)
 
 /* ------------------------------------------------------------ planning */
 
-static uint64_t round_up_block(uint64_t bits)
-{
-    uint64_t r = bits % RR_BLOCK_BITS;
-    return r == 0 ? bits : bits <= UINT64_MAX - (RR_BLOCK_BITS - r) ? bits + (RR_BLOCK_BITS - r) : 0;
-}
-
-/* Memory for CAPACITY with the blocked layout.  The library's blocked
- * planner works at a given memory (rbf_plan_blocked_memory), so: start from
- * the flat filter's least memory (rbf_plan_messages), which holds fewer
- * messages as blocked, and step the memory up in proportion to the
- * shortfall until the blocked plan's E[N_0] reaches the capacity (E[N_0]
- * is close to proportional to the memory at a fixed rate); then one step
- * down in proportion to the excess, kept if it still holds the capacity.
- * The result holds the capacity; it is not proven the least. */
-static int plan_blocked_capacity(const rr_req *q, const rbf_plan_options *po, uint64_t *bits,
-                                 rbf_plan_choice *ch)
-{
-    rbf_plan flat;
-    uint64_t b0 = 0;
-    int rc = rbf_plan_messages(q->capacity, q->eps, po, &b0, &flat);
-    if (rc != RBF_OK)
-        return rc;
-    double cap = (double)q->capacity;
-    uint64_t b = round_up_block(b0 < RR_BLOCK_BITS ? RR_BLOCK_BITS : b0);
-    for (int it = 0; it < 40 && b; it++) {
-        rc = rbf_plan_blocked_memory(b, q->eps, po, ch);
-        if (rc == RBF_ENOMEM || rc == RBF_ECANCELED)
-            return rc;
-        int ok = rc == RBF_OK && ch->feasible && ch->sigma;
-        if (ok && ch->expected_messages >= cap) {
-            double down = (double)b * cap / ch->expected_messages;
-            uint64_t b2 = round_up_block((uint64_t)ceil(down));
-            rbf_plan_choice c2;
-            if (b2 && b2 < b && rbf_plan_blocked_memory(b2, q->eps, po, &c2) == RBF_OK &&
-                c2.feasible && c2.sigma && c2.expected_messages >= cap) {
-                b = b2;
-                *ch = c2;
-            }
-            *bits = b;
-            return RBF_OK;
-        }
-        double grow = 1.25;
-        if (ok && ch->expected_messages > 0) {
-            grow = cap / ch->expected_messages * 1.001;
-            if (grow > 4.0)
-                grow = 4.0;
-        }
-        double nb = ceil((double)b * grow);
-        if (nb >= 1.8e19)
-            return RBF_ENOMEM;
-        uint64_t next = round_up_block((uint64_t)nb);
-        b = next > b ? next : round_up_block(b + RR_BLOCK_BITS);
-    }
-    return RBF_EINVAL;
-}
-
 /* The blocked layout's plan (one phase; parse_reserve refuses two). */
 static void plan_run_blocked(const rr_req *q, const rbf_plan_options *po, rr_plan_out *o)
 {
     rbf_plan_choice ch;
     memset(&ch, 0, sizeof ch);
     uint64_t bits = q->mem_bits / RR_BLOCK_BITS * RR_BLOCK_BITS;
-    int rc = q->capacity ? plan_blocked_capacity(q, po, &bits, &ch)
+    int rc = q->capacity ? rbf_plan_blocked_capacity(q->capacity, q->eps, po, &bits, &ch)
                          : rbf_plan_blocked_memory(bits, q->eps, po, &ch);
     o->err = NULL;
     if (rc == RBF_ECANCELED) {
