@@ -186,7 +186,7 @@ int bench_plan_main(int argc, char **argv)
     if (!t)
         return cli_fail(CMD, "out of memory");
     if (json)
-        printf("{\"timer\": \"cpu\", \"rows\": [");
+        printf("{\"clock\": \"cpu\", \"rows\": [");
     else
         printf("Planner time per call (CPU ms), %u rate(s), %s\n"
                "  %-17s %6s %9s %9s %9s  %s\n",
