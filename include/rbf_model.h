@@ -447,6 +447,55 @@ typedef struct rbf_model_fn_result {
 RBF_API int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
                                const rbf_model_workload *w, rbf_model_fn_result *out);
 
+/* A trace for the false-negative model (docs/models.md 9.5): the cycle law
+ * replayed on the trace itself.  Each arrival is taken in order with the
+ * ground truth of rbf simulate (held iff it arrived in the current cycle,
+ * or the previous one with two phases); the filter is replaced by its
+ * model: cycles of L ticks drawn from the cycle-length law, a new arrival a
+ * false positive with the rate phi(u) of a cycle u ticks old (two phases:
+ * and the frozen filter's average rate), a repeat held by no filter a
+ * false negative unless it is a false positive.  No gap law is assumed, so
+ * bursts and the correlation of gaps with the filter's state are kept. */
+typedef struct rbf_model_trace {
+    const uint32_t *ids; /* the message of each arrival, in order (equal ids: the same) */
+    uint64_t arrivals;   /* entries of ids */
+    uint32_t distinct;   /* every id is below it */
+    uint64_t window;     /* 0: the whole trace from an empty filter; A: each whole window
+                            of A arrivals from an empty filter, as rbf simulate's epochs */
+    unsigned replicas;   /* independent draws of the cycle boundaries; 0: automatic (as
+                            many as about 4e7 replayed arrivals allow, 1 to 32) */
+    uint64_t seed;       /* of the draws */
+    uint64_t reserved_[4];
+} rbf_model_trace;
+
+typedef struct rbf_model_trace_rates {
+    double fp;            /* false positives / new arrivals (rbf simulate's fp) */
+    double fn;            /* false negatives / repeats (rbf simulate's fn) */
+    double forgotten;     /* repeats held by no filter / repeats */
+    double tick_fraction; /* ticks per arrival */
+    double fp_se, fn_se;  /* standard errors across replicas (NAN with one replica) */
+    double arrivals, repeats, cycles; /* counted, per window */
+    uint64_t reserved_[2];
+} rbf_model_trace_rates;
+
+typedef struct rbf_model_trace_result {
+    rbf_model_trace_rates whole;  /* every arrival of each window */
+    rbf_model_trace_rates steady; /* from each window's first recycle to its last (the
+                                     complete cycles after the first; zero counts if none) */
+    double fp_law;                /* the policy's average rate, from the cycle law */
+    double cycle_mean;            /* E[ticks per cycle] */
+    uint64_t windows;             /* windows replayed */
+    unsigned replicas;
+    uint64_t reserved_[4];
+} rbf_model_trace_result;
+
+/* fp and fn of `s` (filter `p`) on trace `t`.  Cost: the cycle law, then
+ * O(replicas x arrivals) with one 32-bit word per distinct message.
+ * Returns RBF_OK, RBF_EINVAL, RBF_ENOMEM (also the law's limits, as
+ * rbf_model_fn) or RBF_ECANCELED (p->progress). */
+RBF_API int rbf_model_fn_trace(const rbf_model_params *p, const rbf_model_cycle_spec *s,
+                               const rbf_model_trace *t, rbf_model_trace_result *out);
+
 /* Sizing for both errors (rbf plan --remember): among one- and two-phase
  * sigma-bounded filters of `bits` total memory with average rate <= eps,
  * the one holding the most messages per cycle whose probability of

@@ -201,6 +201,8 @@ int cli_model_fn(const cli_model_fn_args *a)
     uint64_t *gaps = NULL;
     double *prob = NULL;
     int rc;
+    if (a->fn && !strncmp(a->fn, "trace:", 6))
+        return cli_model_trace(a, &p, &s); /* cmd_model_trace.c */
     if (a->fn) {
         if (!strncmp(a->fn, "gaps:", 5)) {
             if (!a->have_new_fraction)

@@ -1,0 +1,34 @@
+/*
+ * fn_trace_internal.h -- the cycle law replayed on a trace (fn_trace.c),
+ * shared with the planner for a trace (plan_trace.c).
+ */
+#ifndef RBF_FN_TRACE_INTERNAL_H
+#define RBF_FN_TRACE_INTERNAL_H
+
+#include <stdint.h>
+
+#include "rbf_model.h"
+
+/* where the arrival that ends a cycle is held afterwards (as rbf simulate) */
+enum { TR_AFTER_KEEP = 0, TR_AFTER_NEXT = 1, TR_AFTER_SAME = 2 };
+
+typedef struct tr_law {
+    uint64_t len;  /* the law's last entry */
+    double *cdf;   /* P(L <= n), n = 0..len, normalised */
+    double *phi;   /* the false-positive rate of the (u+1)-th tick of a cycle, u = 0..len+1 */
+    double rho_f;  /* two phases: the frozen filter's rate; 0 otherwise */
+    int two, oracle, after;
+} tr_law;
+
+/* counts of a replay (expected values over the false positives) */
+typedef struct tr_tally {
+    double arrivals, repeats, fresh, ticks, fp, fn, forgotten, cycles;
+} tr_tally;
+
+int rbf__tr_law_new(const rbf_model_cycles *c, const rbf_model_params *p,
+                    const rbf_model_cycle_spec *s, tr_law *w);
+void rbf__tr_law_free(tr_law *w);
+void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_t to,
+                    uint32_t *st, uint64_t *rng, tr_tally *whole, tr_tally *steady);
+
+#endif
