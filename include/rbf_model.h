@@ -446,6 +446,11 @@ typedef struct rbf_model_fn_result {
  * the false positives of the filter that young). */
 RBF_API int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
                                const rbf_model_workload *w, rbf_model_fn_result *out);
+/* The same with the cycle law `c` already built from (p, s) (NULL: built
+ * here): the law is most of the cost. */
+RBF_API int rbf_model_fn_with(const rbf_model_cycles *c, const rbf_model_params *p,
+                              const rbf_model_cycle_spec *s, const rbf_model_workload *w,
+                              rbf_model_fn_result *out);
 
 /* A trace for the false-negative model (docs/models.md 9.5): the cycle law
  * replayed on the trace itself.  Each arrival is taken in order with the
