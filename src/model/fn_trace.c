@@ -66,6 +66,11 @@ int rbf__tr_law_new(const rbf_model_cycles *c, const rbf_model_params *p,
     w->oracle = s->oracle != 0;
     w->after = s->sigma ? (p->recycle == RBF_RETAINING ? TR_AFTER_NEXT : TR_AFTER_KEEP)
                         : TR_AFTER_SAME;
+    w->k = (double)p->hashes;
+    const double Md = (double)p->bits;
+    w->fF = w->rho_f > 0.0 ? pow(w->rho_f, 1.0 / w->k) : 0.0;
+    w->lM = w->k * log1p(-1.0 / Md);
+    w->lF = w->fF * Md > 1.0 ? w->k * log1p(-1.0 / (w->fF * Md)) : 0.0;
     w->cdf = rbf__malloc((len + 1) * sizeof *w->cdf);
     w->phi = rbf__malloc((len + 2) * sizeof *w->phi);
     if (!w->cdf || !w->phi) {
@@ -111,6 +116,10 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
     memset(&first, 0, sizeof first);
     memset(&last, 0, sizeof last);
     double keepF = 1.0; /* the frozen filter is empty until the first recycle */
+    /* two phases: log of the unset fractions of the active filter over the
+     * frozen filter's set bits (LF), over the rest (LN), and without the
+     * re-inserted repeats (L0) */
+    double LF = 0.0, LN = 0.0, L0 = 0.0;
     for (uint64_t i = from; i < to; i++) {
         const uint32_t id = ids[i];
         const uint32_t v = st[id];
@@ -121,12 +130,35 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
         uint32_t nhc = cyc;
         if (!held_any) {
             double ph = w->phi[u <= w->len ? u : w->len + 1];
-            double q = w->two ? 1.0 - (1.0 - ph) * keepF : ph;
+            double q = ph;
+            if (w->two && cycles) {
+                /* a new message is a false positive of both filters with
+                 * (F/M alpha)^k, more often than independent filters */
+                const double al = -expm1(LF), be = -expm1(LN), fF = w->fF;
+                const double pA = fF * al + (1.0 - fF) * be;
+                if (w->oracle) /* re-inserted repeats are no ticks, but set bits */
+                    ph = model_clamp01(ph + pow(pA, w->k) - pow(-expm1(L0), w->k));
+                double dd = pow(fF * al, w->k) - pow(pA * fF, w->k);
+                q = model_clamp01(1.0 - ((1.0 - ph) * keepF + (dd > 0.0 ? dd : 0.0)));
+            } else if (w->two) {
+                q = ph;
+            }
             t.fresh += 1.0;
             t.fp += q;
             if (before) {
                 t.forgotten += 1.0;
                 t.fn += 1.0 - q;
+            }
+        }
+        if (w->two && cycles && !held_act) {
+            if (held_any) { /* re-inserted from the frozen filter */
+                LF += w->lF;
+                if (!w->oracle)
+                    L0 += w->lM;
+            } else {
+                LF += w->lM;
+                LN += w->lM;
+                L0 += w->lM;
             }
         }
         if (w->oracle ? !held_any : !held_act) { /* a tick */
@@ -149,6 +181,7 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
             if (recycle) { /* counted with the arrival that recycled, as rbf simulate */
                 L = tr_draw(w, rng);
                 keepF = 1.0 - w->rho_f;
+                LF = LN = L0 = 0.0;
                 if (++cycles == 1)
                     first = t;
                 last = t;

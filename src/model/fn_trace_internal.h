@@ -18,6 +18,10 @@ typedef struct tr_law {
     double *phi;   /* the false-positive rate of the (u+1)-th tick of a cycle, u = 0..len+1 */
     double rho_f;  /* two phases: the frozen filter's rate; 0 otherwise */
     int two, oracle, after;
+    /* two phases, the shared bits (docs/models.md 9.3): k, and per
+     * insertion the log-decrements of the unset fraction of the frozen
+     * filter's set bits (re-inserted repeats) and of all bits */
+    double k, fF, lF, lM;
 } tr_law;
 
 /* counts of a replay (expected values over the false positives) */
