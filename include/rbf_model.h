@@ -529,6 +529,32 @@ RBF_API int rbf_plan_remember(uint64_t bits, double eps, uint64_t remember, doub
                                     const rbf_plan_options *o, rbf_plan_remember_result *out,
                                     uint64_t *least_bits);
 
+/* Sizing for a log (rbf plan --fn trace:FILE --miss D, docs/models.md
+ * 9.6): among one- and two-phase sigma-bounded filters of `bits` total
+ * memory with average rate <= eps, the one holding the most messages per
+ * cycle whose false-negative rate on trace `t` (rbf_model_fn_trace: the
+ * whole trace, or its windows, from an empty filter) is <= miss.
+ * feasible = 0 if none; `least_bits` (if not NULL) then receives the least
+ * memory that has one, within 1% (0 if none up to 2^31 bits): memories
+ * doubled, then bisected, each planned in full (o->progress is called
+ * before each; nonzero cancels). */
+typedef struct rbf_plan_trace_result {
+    int feasible;
+    unsigned phases, hashes;
+    uint64_t sigma;
+    double expected_messages; /* E[N_0] of one filter */
+    double fp;                /* the average rate */
+    double fn, fn_se;         /* on the trace (whole windows), its standard error */
+    uint64_t bits;            /* the memory planned */
+    unsigned candidates;      /* (phases, k) replayed on the trace */
+    double fp_trace;          /* false positives / new arrivals on the trace (replayed) */
+    uint64_t reserved_[3];
+} rbf_plan_trace_result;
+
+RBF_API int rbf_plan_trace(uint64_t bits, double eps, const rbf_model_trace *t, double miss,
+                           const rbf_plan_options *o, rbf_plan_trace_result *out,
+                           uint64_t *least_bits);
+
 #ifdef __cplusplus
 }
 #endif

@@ -38,4 +38,8 @@ struct rbf_plan_options;
 int cli_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
                       struct rbf_plan_options *o, int json);
 
+/* rbf plan --fn trace:FILE --miss D (cmd_plan_trace.c) */
+int cli_plan_trace(uint64_t bits, double eps, const char *path, uint64_t arrivals, double miss,
+                   struct rbf_plan_options *o, int json);
+
 #endif
