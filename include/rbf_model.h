@@ -470,8 +470,20 @@ typedef struct rbf_model_trace {
     unsigned replicas;   /* independent draws of the cycle boundaries; 0: automatic (as
                             many as about 4e7 replayed arrivals allow, 1 to 32) */
     uint64_t seed;       /* of the draws */
-    uint64_t reserved_[4];
+    /* optional (NULL: not asked), RBF_MODEL_TRACE_BINS entries: the
+     * forgetting curve on the trace, by the repeat's gap in arrivals */
+    struct rbf_model_trace_bin *curve;
+    uint64_t reserved_[3];
 } rbf_model_trace;
+
+/* The repeats whose gap in arrivals (1: the next arrival) is in [gap_lo,
+ * gap_hi] = [2^b, 2^(b+1) - 1], bin b: how many per window, and the share
+ * held by no filter and the share reported new (false negatives). */
+#define RBF_MODEL_TRACE_BINS 32
+typedef struct rbf_model_trace_bin {
+    uint64_t gap_lo, gap_hi;
+    double repeats, forgotten, fn;
+} rbf_model_trace_bin;
 
 typedef struct rbf_model_trace_rates {
     double fp;            /* false positives / new arrivals (rbf simulate's fp) */

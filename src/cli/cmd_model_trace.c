@@ -95,6 +95,8 @@ int cli_model_trace(const cli_model_fn_args *a, const rbf_model_params *p,
     t.window = a->arrivals;
     t.replicas = a->replicas;
     t.seed = 1;
+    rbf_model_trace_bin curve[RBF_MODEL_TRACE_BINS];
+    t.curve = curve;
     rbf_model_trace_result r;
     cli_progress_begin("model", 60);
     rc = rbf_model_fn_trace(p, s, &t, &r);
@@ -135,6 +137,21 @@ int cli_model_trace(const cli_model_fn_args *a, const rbf_model_params *p,
         cli_json_double(stdout, r.whole.fn);
         json_rates("whole", &r.whole);
         json_rates("steady", &r.steady);
+        printf(", \"forget_curve\": [");
+        for (unsigned b = 0, first = 1; b < RBF_MODEL_TRACE_BINS; b++) {
+            if (!(curve[b].repeats > 0.0))
+                continue;
+            printf("%s{\"gap_lo\": %llu, \"gap_hi\": %llu, \"repeats\": ", first ? "" : ", ",
+                   (unsigned long long)curve[b].gap_lo, (unsigned long long)curve[b].gap_hi);
+            cli_json_double(stdout, curve[b].repeats);
+            printf(", \"forgotten\": ");
+            cli_json_double(stdout, curve[b].forgotten);
+            printf(", \"fn\": ");
+            cli_json_double(stdout, curve[b].fn);
+            printf("}");
+            first = 0;
+        }
+        printf("]");
         printf(", \"read_seconds\": ");
         cli_json_double(stdout, t1 - t0);
         printf(", \"model_seconds\": ");
@@ -163,6 +180,18 @@ int cli_model_trace(const cli_model_fn_args *a, const rbf_model_params *p,
         printf("fn                 %.12g   (false negatives / repeats, whole windows)\n", r.whole.fn);
         text_rates("whole", &r.whole);
         text_rates("steady", &r.steady);
+        printf("forget curve       by the repeat's gap in arrivals (whole windows):\n"
+               "                   %-22s %-12s %-12s %s\n",
+               "gap", "repeats", "forgotten", "fn");
+        for (unsigned b = 0; b < RBF_MODEL_TRACE_BINS; b++) {
+            if (!(curve[b].repeats > 0.0))
+                continue;
+            char g[48];
+            snprintf(g, sizeof g, "%llu-%llu", (unsigned long long)curve[b].gap_lo,
+                     (unsigned long long)curve[b].gap_hi);
+            printf("                   %-22s %-12.6g %-12.6g %.6g\n", g, curve[b].repeats,
+                   curve[b].forgotten, curve[b].fn);
+        }
         printf("seconds            %.3g reading, %.3g model\n", t1 - t0, t2 - t1);
     }
     return cli_finish_stdout(CMD);

@@ -104,9 +104,11 @@ void rbf__tr_law_free(tr_law *w)
 
 /* Replay arrivals [from, to) from an empty filter; st (distinct words)
  * zeroed by the caller.  Whole: everything; steady: from the first recycle
- * to the last. */
+ * to the last.  cv (may be NULL, with at: each message's last arrival):
+ * the repeats, forgotten and false negatives by gap in arrivals. */
 void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_t to,
-                    uint32_t *st, uint64_t *rng, tr_tally *whole, tr_tally *steady)
+                    uint32_t *st, uint64_t *rng, tr_tally *whole, tr_tally *steady,
+                    uint32_t *at, tr_curve *cv)
 {
     const uint32_t lag = w->two ? 1u : 0u;
     uint32_t cyc = 2;
@@ -128,6 +130,15 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
         t.arrivals += 1.0;
         t.repeats += before;
         uint32_t nhc = cyc;
+        unsigned bin = 0;
+        if (cv) {
+            if (before) {
+                uint32_t g = (uint32_t)i - at[id];
+                bin = g ? 31u - (unsigned)__builtin_clz(g) : 0u;
+                cv->rep[bin] += 1.0;
+            }
+            at[id] = (uint32_t)i;
+        }
         if (!held_any) {
             double ph = w->phi[u <= w->len ? u : w->len + 1];
             double q = ph;
@@ -148,6 +159,10 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
             if (before) {
                 t.forgotten += 1.0;
                 t.fn += 1.0 - q;
+                if (cv) {
+                    cv->forg[bin] += 1.0;
+                    cv->fn[bin] += 1.0 - q;
+                }
             }
         }
         if (w->two && cycles && !held_act) {
@@ -264,7 +279,12 @@ int rbf_model_fn_trace(const rbf_model_params *p, const rbf_model_cycle_spec *s,
         R = r >= 32.0 ? 32u : r >= 1.0 ? (unsigned)r : 1u;
     }
     uint32_t *st = rbf__malloc((size_t)t->distinct * sizeof *st);
-    if (!st) {
+    uint32_t *at = t->curve ? rbf__malloc((size_t)t->distinct * sizeof *at) : NULL;
+    tr_curve cv;
+    memset(&cv, 0, sizeof cv);
+    if (!st || (t->curve && !at)) {
+        rbf__free(at);
+        rbf__free(st);
         rbf__tr_law_free(&w);
         return RBF_ENOMEM;
     }
@@ -283,7 +303,8 @@ int rbf_model_fn_trace(const rbf_model_params *p, const rbf_model_cycle_spec *s,
                 break;
             }
             memset(st, 0, (size_t)t->distinct * sizeof *st);
-            rbf__tr_replay(&w, t->ids, j * A, (j + 1) * A, st, &rng, &w1, &s1);
+            rbf__tr_replay(&w, t->ids, j * A, (j + 1) * A, st, &rng, &w1, &s1, at,
+                           t->curve ? &cv : NULL);
         }
         double f;
         f = w1.fresh > 0.0 ? w1.fp / w1.fresh : 0.0;
@@ -302,9 +323,18 @@ int rbf_model_fn_trace(const rbf_model_params *p, const rbf_model_cycle_spec *s,
         steady.forgotten += s1.forgotten, steady.cycles += s1.cycles;
     }
     rbf__free(st);
+    rbf__free(at);
     rbf__tr_law_free(&w);
     if (rc)
         return rc;
+    for (unsigned b = 0; t->curve && b < RBF_MODEL_TRACE_BINS; b++) {
+        rbf_model_trace_bin *o = &t->curve[b];
+        o->gap_lo = (uint64_t)1 << b;
+        o->gap_hi = ((uint64_t)1 << (b + 1)) - 1;
+        o->repeats = cv.rep[b] / ((double)R * (double)nw);
+        o->forgotten = cv.rep[b] > 0.0 ? cv.forg[b] / cv.rep[b] : 0.0;
+        o->fn = cv.rep[b] > 0.0 ? cv.fn[b] / cv.rep[b] : 0.0;
+    }
     tr_rates(&whole, R, (double)R * (double)nw, wfp2, wfn2, &out->whole);
     tr_rates(&steady, R, (double)R * (double)nw, sfp2, sfn2, &out->steady);
     out->windows = nw;

@@ -29,10 +29,17 @@ typedef struct tr_tally {
     double arrivals, repeats, fresh, ticks, fp, fn, forgotten, cycles;
 } tr_tally;
 
+/* the forgetting curve on the trace: per gap in arrivals in [2^b, 2^(b+1)) */
+#define TR_BINS 32
+typedef struct tr_curve {
+    double rep[TR_BINS], forg[TR_BINS], fn[TR_BINS];
+} tr_curve;
+
 int rbf__tr_law_new(const rbf_model_cycles *c, const rbf_model_params *p,
                     const rbf_model_cycle_spec *s, tr_law *w);
 void rbf__tr_law_free(tr_law *w);
 void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_t to,
-                    uint32_t *st, uint64_t *rng, tr_tally *whole, tr_tally *steady);
+                    uint32_t *st, uint64_t *rng, tr_tally *whole, tr_tally *steady,
+                    uint32_t *at, tr_curve *cv);
 
 #endif

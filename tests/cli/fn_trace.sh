@@ -82,6 +82,24 @@ CMD=model run_rbf --bits 500 --hashes 1 --sigma 150 --fn "trace:$TMPD/t.txt" --r
   python3 -c 'import json,sys; w=json.load(open(sys.argv[1]))["whole"]; sys.exit(0 if w["fn_se"] and w["fn_se"] > 0 else 1)' "$OUT" ||
   bad "replicas: a standard error"
 
+# The forgetting curve by gap in arrivals adds up to the totals, forgets
+# more at longer gaps (one phase, many cycles), and forgets nothing at gap 1
+# beyond the cycle ends.
+CHECKS=$((CHECKS + 1))
+CMD=model run_rbf --bits 500 --hashes 1 --sigma 150 --fn "trace:$TMPD/t.txt" --arrivals "$A" --json &&
+  python3 - "$OUT" <<'PY' || bad "forget curve"
+import json, sys
+m = json.load(open(sys.argv[1])); w = m["whole"]; c = m["forget_curve"]
+rep = sum(b["repeats"] for b in c)
+forg = sum(b["repeats"] * b["forgotten"] for b in c) / rep
+fn = sum(b["repeats"] * b["fn"] for b in c) / rep
+print(rep, w["repeats"], forg, w["forgotten"], fn, w["fn"])
+ok = abs(rep - w["repeats"]) < 1e-6 * rep and abs(forg - w["forgotten"]) < 1e-9 and abs(fn - w["fn"]) < 1e-9
+f = [b["forgotten"] for b in c if b["repeats"] >= 5]
+ok = ok and all(b >= a - 0.02 for a, b in zip(f, f[1:])) and f[-1] > 0.5 and c[0]["forgotten"] < 0.05
+sys.exit(0 if ok else 1)
+PY
+
 CMD=model
 expect_usage "arrivals" --bits 1000 --hashes 3 --sigma 300 --fn uniform:100 --arrivals 10
 expect_usage "arrivals" --bits 1000 --hashes 3 --sigma 300 --fn "trace:$TMPD/x.txt" --arrivals 1000
