@@ -9,6 +9,7 @@ TMPD=$(mktemp -d); trap 'rm -rf "$TMPD"' EXIT
 SHRINK=${RBF_TEST_SHRINK:-1}
 E=6
 LINES=$((24000 / SHRINK))
+[ "$LINES" -ge 6000 ] || LINES=6000 # shorter ones forget nothing at these sizes
 head -n "$LINES" "$RBF_SRC/tests/data/kjv_genesis.txt" > "$TMPD/t.txt"
 A=$((LINES / E))
 
@@ -99,6 +100,35 @@ f = [b["forgotten"] for b in c if b["repeats"] >= 5]
 ok = ok and all(b >= a - 0.02 for a, b in zip(f, f[1:])) and f[-1] > 0.5 and c[0]["forgotten"] < 0.05
 sys.exit(0 if ok else 1)
 PY
+
+# rbf plan --fn trace: none at 3000 bits for fn <= 0.05 at fp <= 0.01; the
+# least memory it names has a plan, whose fn on the trace the simulation
+# confirms (one epoch: within 10%), and 5% less memory has none.
+# (RBF_TEST_SHRINK > 4, valgrind: the plan at 6500 bits only, not the search)
+LEAST=
+if [ "$SHRINK" -gt 4 ]; then
+  LEAST=6500
+else
+CHECKS=$((CHECKS + 1))
+CMD=plan run_rbf --bits 3000 --fp 0.01 --fn "trace:$TMPD/t.txt" --miss 0.05 --json &&
+  LEAST=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["least_bits"] if not d["feasible"] and d["least_bits"] else "")' "$OUT") &&
+  [ -n "$LEAST" ] || bad "plan --fn: a least memory"
+fi
+if [ -n "${LEAST:-}" ]; then
+  CHECKS=$((CHECKS + 1))
+  CMD=plan run_rbf --bits "$LEAST" --fp 0.01 --fn "trace:$TMPD/t.txt" --miss 0.05 --json && cp "$OUT" "$TMPD/p.json" &&
+    ARGS=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["feasible"] and d["fp"] <= 0.01 and d["fn"] <= 0.05; print("--bits %d --hashes %d --sigma %d --phases %d" % (d["bits"], d["hashes"], d["sigma"], d["phases"]))' "$TMPD/p.json") &&
+    CMD=simulate run_rbf $ARGS --workload "trace:$TMPD/t.txt" --epochs 1 --threads 1 --json &&
+    python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); s=json.load(open(sys.argv[2])); print(p["fn"], s["fn"]); sys.exit(0 if abs(p["fn"] - s["fn"]) <= 0.1 * s["fn"] else 1)' "$TMPD/p.json" "$OUT" ||
+    bad "plan --fn at the least memory $LEAST"
+  [ "$SHRINK" -gt 4 ] || { CHECKS=$((CHECKS + 1))
+  CMD=plan run_rbf --bits $((LEAST * 95 / 100)) --fp 0.01 --fn "trace:$TMPD/t.txt" --miss 0.05 --json &&
+    python3 -c 'import json,sys; sys.exit(0 if not json.load(open(sys.argv[1]))["feasible"] else 1)' "$OUT" ||
+    bad "plan --fn below the least memory"; }
+fi
+CMD=plan
+expect_usage "fn" --bits 3000 --fp 0.01 --fn uniform:100
+expect_usage "arrivals" --bits 3000 --fp 0.01 --arrivals 10
 
 CMD=model
 expect_usage "arrivals" --bits 1000 --hashes 3 --sigma 300 --fn uniform:100 --arrivals 10
