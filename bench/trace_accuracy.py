@@ -29,6 +29,7 @@ CONFIGS = [
     ("M=10000 k=3 σ=3000 ret 2ph", "--bits 10000 --hashes 3 --sigma 3000 --recycle retaining --phases 2"),
     ("M=100000 k=4 σ=40000", "--bits 100000 --hashes 4 --sigma 40000"),
     ("M=1000 k=2 N=200 oracle", "--bits 1000 --hashes 2 --messages 200 --oracle"),
+    ("M=2000 k=3 N=200 oracle 2ph", "--bits 2000 --hashes 3 --messages 200 --oracle --phases 2"),
 ]
 CORPORA = ["kjv", "csrc", "paths"]
 

@@ -70,6 +70,7 @@ int rbf__tr_law_new(const rbf_model_cycles *c, const rbf_model_params *p,
     const double Md = (double)p->bits;
     w->fF = w->rho_f > 0.0 ? pow(w->rho_f, 1.0 / w->k) : 0.0;
     w->lM = w->k * log1p(-1.0 / Md);
+    w->Md = Md;
     w->lF = w->fF * Md > 1.0 ? w->k * log1p(-1.0 / (w->fF * Md)) : 0.0;
     w->cdf = rbf__malloc((len + 1) * sizeof *w->cdf);
     w->phi = rbf__malloc((len + 2) * sizeof *w->phi);
@@ -118,6 +119,9 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
     memset(&first, 0, sizeof first);
     memset(&last, 0, sizeof last);
     double keepF = 1.0; /* the frozen filter is empty until the first recycle */
+    /* the frozen filter's set fraction and its log-decrement per
+     * re-inserted repeat (the oracle's: the active filter at its recycle) */
+    double fF = w->fF, lF = w->lF;
     /* two phases: log of the unset fractions of the active filter over the
      * frozen filter's set bits (LF), over the rest (LN), and without the
      * re-inserted repeats (L0) */
@@ -145,7 +149,7 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
             if (w->two && cycles) {
                 /* a new message is a false positive of both filters with
                  * (F/M alpha)^k, more often than independent filters */
-                const double al = -expm1(LF), be = -expm1(LN), fF = w->fF;
+                const double al = -expm1(LF), be = -expm1(LN);
                 const double pA = fF * al + (1.0 - fF) * be;
                 if (w->oracle) /* re-inserted repeats are no ticks, but set bits */
                     ph = model_clamp01(ph + pow(pA, w->k) - pow(-expm1(L0), w->k));
@@ -167,7 +171,7 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
         }
         if (w->two && cycles && !held_act) {
             if (held_any) { /* re-inserted from the frozen filter */
-                LF += w->lF;
+                LF += lF;
                 if (!w->oracle)
                     L0 += w->lM;
             } else {
@@ -196,6 +200,16 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
             if (recycle) { /* counted with the arrival that recycled, as rbf simulate */
                 L = tr_draw(w, rng);
                 keepF = 1.0 - w->rho_f;
+                if (w->two && w->oracle && cycles) {
+                    /* the oracle's re-inserted repeats filled the closing
+                     * filter beyond the law's N messages: it is frozen so */
+                    const double pA = fF * -expm1(LF) + (1.0 - fF) * -expm1(LN);
+                    const double rf = model_clamp01(w->rho_f + pow(pA, w->k) -
+                                                    pow(-expm1(L0), w->k));
+                    keepF = 1.0 - rf;
+                    fF = rf > 0.0 ? pow(rf, 1.0 / w->k) : 0.0;
+                    lF = fF * w->Md > 1.0 ? w->k * log1p(-1.0 / (fF * w->Md)) : 0.0;
+                }
                 LF = LN = L0 = 0.0;
                 if (++cycles == 1)
                     first = t;

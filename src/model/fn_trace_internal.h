@@ -21,7 +21,7 @@ typedef struct tr_law {
     /* two phases, the shared bits (docs/models.md 9.3): k, and per
      * insertion the log-decrements of the unset fraction of the frozen
      * filter's set bits (re-inserted repeats) and of all bits */
-    double k, fF, lF, lM;
+    double k, fF, lF, lM, Md;
 } tr_law;
 
 /* counts of a replay (expected values over the false positives) */
