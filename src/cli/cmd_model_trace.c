@@ -127,6 +127,8 @@ int cli_model_trace(const cli_model_fn_args *a, const rbf_model_params *p,
         printf(", \"window\": %llu, \"windows\": %llu, \"replicas\": %u",
                (unsigned long long)(a->arrivals ? a->arrivals : t.arrivals),
                (unsigned long long)r.windows, r.replicas);
+        printf(", \"new_fraction\": ");
+        cli_json_double(stdout, r.whole.arrivals > 0.0 ? 1.0 - r.whole.repeats / r.whole.arrivals : 0.0);
         printf(", \"fp_law\": ");
         cli_json_double(stdout, r.fp_law);
         printf(", \"cycle_mean\": ");
@@ -173,6 +175,8 @@ int cli_model_trace(const cli_model_fn_args *a, const rbf_model_params *p,
         printf("windows            %llu of %llu arrivals, each from an empty filter\n",
                (unsigned long long)r.windows,
                (unsigned long long)(a->arrivals ? a->arrivals : t.arrivals));
+        printf("new_fraction       %.12g   (first arrivals in their window / arrivals)\n",
+               r.whole.arrivals > 0.0 ? 1.0 - r.whole.repeats / r.whole.arrivals : 0.0);
         printf("fp_law             %.12g   (the policy's average rate, cycle law)\n", r.fp_law);
         printf("cycle_mean         %.12g   (ticks per cycle)\n", r.cycle_mean);
         printf("fp                 %.12g   (false positives / new arrivals, whole windows)\n",
