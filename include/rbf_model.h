@@ -472,6 +472,72 @@ typedef struct rbf_model_fn_result {
  * the false positives of the filter that young). */
 RBF_API int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
                                const rbf_model_workload *w, rbf_model_fn_result *out);
+/* The same with the cycle law `c` already built from (p, s) (NULL: built
+ * here): the law is most of the cost. */
+RBF_API int rbf_model_fn_with(const rbf_model_cycles *c, const rbf_model_params *p,
+                              const rbf_model_cycle_spec *s, const rbf_model_workload *w,
+                              rbf_model_fn_result *out);
+
+/* A trace for the false-negative model (docs/models.md 9.5): the cycle law
+ * replayed on the trace itself.  Each arrival is taken in order with the
+ * ground truth of rbf simulate (held iff it arrived in the current cycle,
+ * or the previous one with two phases); the filter is replaced by its
+ * model: cycles of L ticks drawn from the cycle-length law, a new arrival a
+ * false positive with the rate phi(u) of a cycle u ticks old (two phases:
+ * and the frozen filter's average rate), a repeat held by no filter a
+ * false negative unless it is a false positive.  No gap law is assumed, so
+ * bursts and the correlation of gaps with the filter's state are kept. */
+typedef struct rbf_model_trace {
+    const uint32_t *ids; /* the message of each arrival, in order (equal ids: the same) */
+    uint64_t arrivals;   /* entries of ids */
+    uint32_t distinct;   /* every id is below it */
+    uint64_t window;     /* 0: the whole trace from an empty filter; A: each whole window
+                            of A arrivals from an empty filter, as rbf simulate's epochs */
+    unsigned replicas;   /* independent draws of the cycle boundaries; 0: automatic (as
+                            many as about 4e7 replayed arrivals allow, 1 to 32) */
+    uint64_t seed;       /* of the draws */
+    /* optional (NULL: not asked), RBF_MODEL_TRACE_BINS entries: the
+     * forgetting curve on the trace, by the repeat's gap in arrivals */
+    struct rbf_model_trace_bin *curve;
+    uint64_t reserved_[3];
+} rbf_model_trace;
+
+/* The repeats whose gap in arrivals (1: the next arrival) is in [gap_lo,
+ * gap_hi] = [2^b, 2^(b+1) - 1], bin b: how many per window, and the share
+ * held by no filter and the share reported new (false negatives). */
+#define RBF_MODEL_TRACE_BINS 32
+typedef struct rbf_model_trace_bin {
+    uint64_t gap_lo, gap_hi;
+    double repeats, forgotten, fn;
+} rbf_model_trace_bin;
+
+typedef struct rbf_model_trace_rates {
+    double fp;            /* false positives / new arrivals (rbf simulate's fp) */
+    double fn;            /* false negatives / repeats (rbf simulate's fn) */
+    double forgotten;     /* repeats held by no filter / repeats */
+    double tick_fraction; /* ticks per arrival */
+    double fp_se, fn_se;  /* standard errors across replicas (NAN with one replica) */
+    double arrivals, repeats, cycles; /* counted, per window */
+    uint64_t reserved_[2];
+} rbf_model_trace_rates;
+
+typedef struct rbf_model_trace_result {
+    rbf_model_trace_rates whole;  /* every arrival of each window */
+    rbf_model_trace_rates steady; /* from each window's first recycle to its last (the
+                                     complete cycles after the first; zero counts if none) */
+    double fp_law;                /* the policy's average rate, from the cycle law */
+    double cycle_mean;            /* E[ticks per cycle] */
+    uint64_t windows;             /* windows replayed */
+    unsigned replicas;
+    uint64_t reserved_[4];
+} rbf_model_trace_result;
+
+/* fp and fn of `s` (filter `p`) on trace `t`.  Cost: the cycle law, then
+ * O(replicas x arrivals) with one 32-bit word per distinct message.
+ * Returns RBF_OK, RBF_EINVAL, RBF_ENOMEM (also the law's limits, as
+ * rbf_model_fn) or RBF_ECANCELED (p->progress). */
+RBF_API int rbf_model_fn_trace(const rbf_model_params *p, const rbf_model_cycle_spec *s,
+                               const rbf_model_trace *t, rbf_model_trace_result *out);
 
 /* Sizing for both errors (rbf plan --remember): among one- and two-phase
  * sigma-bounded filters of `bits` total memory with average rate <= eps,
@@ -529,6 +595,32 @@ RBF_API int rbf_model_policy(const rbf_model_params *p, const rbf_model_cycle_sp
                              const rbf_model_workload *w, const uint64_t *gaps, size_t ngaps,
                              double *forgotten, double *false_negative,
                              rbf_model_policy_result *out);
+
+/* Sizing for a log (rbf plan --fn trace:FILE --miss D, docs/models.md
+ * 9.6): among one- and two-phase sigma-bounded filters of `bits` total
+ * memory with average rate <= eps, the one holding the most messages per
+ * cycle whose false-negative rate on trace `t` (rbf_model_fn_trace: the
+ * whole trace, or its windows, from an empty filter) is <= miss.
+ * feasible = 0 if none; `least_bits` (if not NULL) then receives the least
+ * memory that has one, within 1% (0 if none up to 2^31 bits): memories
+ * doubled, then bisected, each planned in full (o->progress is called
+ * before each; nonzero cancels). */
+typedef struct rbf_plan_trace_result {
+    int feasible;
+    unsigned phases, hashes;
+    uint64_t sigma;
+    double expected_messages; /* E[N_0] of one filter */
+    double fp;                /* the average rate */
+    double fn, fn_se;         /* on the trace (whole windows), its standard error */
+    uint64_t bits;            /* the memory planned */
+    unsigned candidates;      /* (phases, k) replayed on the trace */
+    double fp_trace;          /* false positives / new arrivals on the trace (replayed) */
+    uint64_t reserved_[3];
+} rbf_plan_trace_result;
+
+RBF_API int rbf_plan_trace(uint64_t bits, double eps, const rbf_model_trace *t, double miss,
+                           const rbf_plan_options *o, rbf_plan_trace_result *out,
+                           uint64_t *least_bits);
 
 #ifdef __cplusplus
 }

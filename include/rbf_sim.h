@@ -169,7 +169,12 @@ typedef struct rbf_sim_result {
     rbf_sim_stat fp, fp_first, fp_each, fn, messages_per_cycle;
     unsigned threads;       /* worker threads actually used */
     double elapsed_seconds; /* wall time of rbf_sim_run */
-    uint64_t reserved_[8]; /* zero: room for new fields (rbf_base.h) */
+    /* epochs entries, owned by the result: each epoch's counts from its
+     * first recycle to its last (the complete cycles after the first, the
+     * steady state a short run hides; zero when it recycled fewer than
+     * twice).  The arrival that recycles is counted in the cycle it ends. */
+    rbf_sim_counts *epoch_steady;
+    uint64_t reserved_[7]; /* zero: room for new fields (rbf_base.h) */
 } rbf_sim_result;
 
 /* Run the simulation.  On success returns RBF_OK and fills *out (release
@@ -197,6 +202,14 @@ enum {
 };
 RBF_API int rbf_sim_sequence(const rbf_sim_config *cfg, const uint64_t *hashes, size_t n,
                              rbf_sim_counts *counts, uint8_t *flags);
+
+/* Read a trace as rbf simulate does (one message per line, the last line's
+ * '\n' optional; equal lines are the same message): *ids receives the
+ * message of each line as a dense id in order of first appearance
+ * (malloc'ed: release with free), *n the lines, *distinct the ids.  For
+ * rbf_model_fn_trace.  RBF_OK, RBF_EIO (errno kept), RBF_EINVAL (empty, or
+ * 2^32 - 1 distinct lines or more), RBF_ENOMEM. */
+RBF_API int rbf_sim_trace_read(const char *path, uint32_t **ids, uint64_t *n, uint32_t *distinct);
 
 /* The models' count-instance prediction for this configuration, where one
  * exists: one-phase sigma-bounded f_sigma^1 (the variant given by hashing

@@ -501,6 +501,17 @@ static void positions_path(void **state)
         rbf__sim_use_positions = 1;
         assert_memory_equal(&a.total, &b.total, sizeof a.total);
         assert_true(a.total.cycles > 0);
+        /* the steady state (first to last recycle): the block path takes
+         * its snapshots inside a block of arrivals, the other one at a time */
+        assert_memory_equal(a.epoch_steady, b.epoch_steady, c.epochs * sizeof *a.epoch_steady);
+        for (unsigned e = 0; e < c.epochs; e++) {
+            const rbf_sim_counts *w = &a.epoch_counts[e], *st = &a.epoch_steady[e];
+            if (w->cycles >= 2) { /* the complete cycles after the first */
+                assert_int_equal(st->cycles, w->cycles - 1);
+                assert_true(st->arrivals > 0 && st->arrivals < w->arrivals);
+                assert_true(st->false_negatives <= w->false_negatives);
+            }
+        }
         rbf_sim_result_free(&a);
         rbf_sim_result_free(&b);
     }

@@ -47,7 +47,15 @@ static void help(void)
         "                      fading:R:L or gaps:FILE (CSV gap,probability; gaps in\n"
         "                      arrivals since the message's previous arrival; a header\n"
         "                      line is skipped, equal gaps add up, the probabilities\n"
-        "                      are normalised to sum 1)\n"
+        "                      are normalised to sum 1) or trace:FILE (one message per\n"
+        "                      line, as rbf simulate: the cycle law replayed on the\n"
+        "                      trace; prints the rates over the whole trace and over\n"
+        "                      its complete cycles after the first)\n"
+        "  --arrivals A        trace:FILE: the filter starts empty at each whole window\n"
+        "                      of A arrivals (the first A, the next A, ...: rbf\n"
+        "                      simulate's epochs when A = lines / epochs)\n"
+        "  --replicas R        trace:FILE: draws of the cycle boundaries (default: as\n"
+        "                      many as about 4e7 replayed arrivals allow, 1 to 32)\n"
         "  --new-fraction R    gaps:FILE: the fraction of arrivals that are first ones,\n"
         "                      0 <= R < 1\n"
         "  --forget GAPS       also the probability that a message inserted at a tick is\n"
@@ -98,7 +106,8 @@ static void help(void)
 }
 
 enum { O_BITS = 256, O_HASHES, O_SIGMA, O_MESSAGES, O_HASHING, O_RECYCLE, O_PHASES, O_METHOD,
-       O_CURVE, O_POINTS, O_FORCE, O_JSON, O_HELP, O_LAYOUT, O_FN, O_ORACLE, O_NEWFRAC, O_FORGET };
+       O_CURVE, O_POINTS, O_FORCE, O_JSON, O_HELP, O_LAYOUT, O_FN, O_ORACLE, O_NEWFRAC, O_FORGET,
+       O_ARRIVALS, O_REPLICAS };
 
 static const struct option longopts[] = {
     {"bits", required_argument, NULL, O_BITS},
@@ -119,6 +128,8 @@ static const struct option longopts[] = {
     {"oracle", no_argument, NULL, O_ORACLE},
     {"new-fraction", required_argument, NULL, O_NEWFRAC},
     {"forget", required_argument, NULL, O_FORGET},
+    {"arrivals", required_argument, NULL, O_ARRIVALS},
+    {"replicas", required_argument, NULL, O_REPLICAS},
     {NULL, 0, NULL, 0},
 };
 
@@ -623,6 +634,19 @@ int cmd_model(int argc, char **argv)
             fa.have_new_fraction = 1;
             break;
         }
+        case O_ARRIVALS:
+        case O_REPLICAS: {
+            const char *err = NULL;
+            uint64_t cnt;
+            if (cli_parse_count(optarg, &cnt, &err) || cnt == 0 || (opt == O_REPLICAS && cnt > 1000))
+                return cli_usage(CMD, "%s: %s", opt == O_ARRIVALS ? "--arrivals" : "--replicas",
+                                 err ? err : "a count from 1 (replicas: to 1000)");
+            if (opt == O_ARRIVALS)
+                fa.arrivals = cnt;
+            else
+                fa.replicas = (unsigned)cnt;
+            break;
+        }
         default:
             return cli_bad_option(CMD, argc, argv, longopts);
         }
@@ -646,6 +670,8 @@ int cmd_model(int argc, char **argv)
                          (unsigned long long)(have_sigma ? o.sigma : o.messages),
                          (double)(have_sigma ? o.sigma : o.messages) * 60e-9);
     uint64_t per_filter = o.phases == 2 ? o.bits / 2 : o.bits;
+    if ((fa.arrivals || fa.replicas) && !(fa.fn && !strncmp(fa.fn, "trace:", 6)))
+        return cli_usage(CMD, "--arrivals, --replicas: apply to --fn trace:FILE only");
     if (fa.fn || fa.oracle || fa.have_new_fraction || fa.forget || (have_messages && o.phases == 2)) {
         /* the cycle-length models (cmd_model_fn.c) */
         if (fa.oracle && !have_messages)

@@ -201,6 +201,8 @@ int cli_model_fn(const cli_model_fn_args *a)
     uint64_t *gaps = NULL;
     double *prob = NULL;
     int rc;
+    if (a->fn && !strncmp(a->fn, "trace:", 6))
+        return cli_model_trace(a, &p, &s); /* cmd_model_trace.c */
     if (a->fn) {
         if (!strncmp(a->fn, "gaps:", 5)) {
             if (!a->have_new_fraction)
@@ -303,7 +305,7 @@ int cli_model_fn(const cli_model_fn_args *a)
     if (!direct) {
         rc = rbf_model_cycles_new(&p, &s, &c);
         if (!rc && a->fn)
-            rc = rbf_model_fn(&p, &s, &w, &fr);
+            rc = rbf_model_fn_with(c, &p, &s, &w, &fr);
         if (!rc) {
             fp = rbf_model_cycles_fp(c);
             mean = rbf_model_cycles_mean(c);

@@ -48,7 +48,14 @@ static void help(void)
         "                      average rate <= EPS, and a message repeated within W new\n"
         "                      messages (ticks) forgotten with probability <= --miss;\n"
         "                      the most messages per cycle (docs/models.md 9.4)\n"
-        "  --miss D            with --remember: the forgetting bound (default 0.01)\n"
+        "  --miss D            with --remember: the forgetting bound (default 0.01);\n"
+        "                      with --fn: the false-negative bound on the trace\n"
+        "  --fn trace:FILE     sizing for a log: one- or two-phase sigma-bounded,\n"
+        "                      average rate <= EPS, false-negative rate on the trace\n"
+        "                      (one message per line, from an empty filter) <= --miss;\n"
+        "                      else the least memory that has one (docs/models.md 9.6)\n"
+        "  --arrivals A        with --fn: the filter starts empty at each window of A\n"
+        "                      arrivals (default: the whole trace)\n"
         "  --json              one JSON object\n"
         "  --help              this text\n"
         "\n"
@@ -62,7 +69,7 @@ static void help(void)
 }
 
 enum { O_BITS = 256, O_MEMORY, O_MESSAGES, O_FP, O_MAXK, O_HASHING, O_RECYCLE, O_METHOD, O_JSON,
-       O_HELP, O_LAYOUT, O_REMEMBER, O_MISS };
+       O_HELP, O_LAYOUT, O_REMEMBER, O_MISS, O_FN, O_ARRIVALS };
 
 static const struct option longopts[] = {
     {"bits", required_argument, NULL, O_BITS},
@@ -78,6 +85,8 @@ static const struct option longopts[] = {
     {"help", no_argument, NULL, O_HELP},
     {"remember", required_argument, NULL, O_REMEMBER},
     {"miss", required_argument, NULL, O_MISS},
+    {"fn", required_argument, NULL, O_FN},
+    {"arrivals", required_argument, NULL, O_ARRIVALS},
     {NULL, 0, NULL, 0},
 };
 
@@ -282,6 +291,8 @@ int cmd_plan(int argc, char **argv)
     uint64_t remember = 0;
     double miss = 0.01;
     int have_remember = 0, have_miss = 0;
+    const char *fn_trace = NULL; /* --fn trace:FILE */
+    uint64_t arrivals = 0;
     cli_getopt_reset();
     while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         switch (opt) {
@@ -366,6 +377,15 @@ int cmd_plan(int argc, char **argv)
             }
             have_miss = 1;
             break;
+        case O_FN:
+            if (strncmp(optarg, "trace:", 6) || !optarg[6])
+                return cli_usage(CMD, "--fn: trace:FILE (a log, one message per line)");
+            fn_trace = optarg + 6;
+            break;
+        case O_ARRIVALS:
+            if ((rc = cli_opt_count(CMD, "--arrivals", optarg, 1, &arrivals)))
+                return rc;
+            break;
         default:
             return cli_bad_option(CMD, argc, argv, longopts);
         }
@@ -383,8 +403,16 @@ int cmd_plan(int argc, char **argv)
     if (layout >= 0 && !have_messages && bits < RBF_MODEL_BLOCK_BITS)
         return cli_usage(CMD, "--layout: needs at least %u bits (one block)", RBF_MODEL_BLOCK_BITS);
 
+    if (arrivals && !fn_trace)
+        return cli_usage(CMD, "--arrivals: applies to --fn trace:FILE only");
+    if (fn_trace) {
+        if (have_remember || have_messages || layout >= 0)
+            return cli_usage(CMD, "--fn: with a memory (--bits/--memory), not with --remember, "
+                                  "--messages or --layout");
+        return cli_plan_trace(bits, eps, fn_trace, arrivals, miss, &o, json);
+    }
     if (have_miss && !have_remember)
-        return cli_usage(CMD, "--miss: applies to --remember only");
+        return cli_usage(CMD, "--miss: applies to --remember or --fn only");
     if (have_remember && layout >= 0)
         return cli_usage(CMD, "--layout: not with --remember (its cycle models are of the flat "
                               "layout)");

@@ -17,6 +17,8 @@ typedef struct cli_model_fn_args {
     double new_fraction;
     const uint64_t *forget; /* --forget: gaps in ticks, or NULL */
     size_t nforget;
+    uint64_t arrivals; /* --arrivals (trace:FILE), 0: the whole trace */
+    unsigned replicas; /* --replicas (trace:FILE), 0: automatic */
 } cli_model_fn_args;
 
 /* Parse --forget's gaps: G, G1,G2,... or A:B[:STEP] (at most 10000).
@@ -25,9 +27,19 @@ int cli_parse_gaps(const char *s, uint64_t **out, size_t *n, const char **err);
 
 int cli_model_fn(const cli_model_fn_args *a);
 
+struct rbf_model_params;
+struct rbf_model_cycle_spec;
+/* --fn trace:FILE (cmd_model_trace.c) */
+int cli_model_trace(const cli_model_fn_args *a, const struct rbf_model_params *p,
+                    const struct rbf_model_cycle_spec *s);
+
 struct rbf_plan_options;
 /* rbf plan --remember W [--miss D] (cmd_plan_fn.c) */
 int cli_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
                       struct rbf_plan_options *o, int json);
+
+/* rbf plan --fn trace:FILE --miss D (cmd_plan_trace.c) */
+int cli_plan_trace(uint64_t bits, double eps, const char *path, uint64_t arrivals, double miss,
+                   struct rbf_plan_options *o, int json);
 
 #endif

@@ -247,6 +247,10 @@ typedef struct {
     uint64_t *et;
     double *esuf, *esufb; /* esufb: the part whose previous arrival was a birth */
     double tail; /* gaps beyond the table: surely longer than any x asked */
+    /* the same suffix sums on every whole number 0..dmax (O(1) lookups,
+     * the same values as the search): NULL when the gaps reach too far */
+    double *dsuf, *dsufb;
+    uint64_t dmax;
 } gap_surv;
 
 static void surv_free(gap_surv *s)
@@ -256,6 +260,34 @@ static void surv_free(gap_surv *s)
     rbf__free(s->et);
     rbf__free(s->esuf);
     rbf__free(s->esufb);
+    rbf__free(s->dsuf);
+    rbf__free(s->dsufb);
+}
+
+/* The dense tables of P(T > n), n = 0..dmax (dmax the longest gap, at most
+ * 2^22): esuf[i] for the first gap et[i] above n.  Without them (memory,
+ * longer gaps) surv_int searches. */
+static void surv_dense(gap_surv *s)
+{
+    if (!s->ne || s->et[s->ne - 1] > ((uint64_t)1 << 22))
+        return;
+    const uint64_t dmax = s->et[s->ne - 1];
+    double *a = rbf__malloc((dmax + 1) * sizeof *a), *b = rbf__malloc((dmax + 1) * sizeof *b);
+    if (!a || !b) {
+        rbf__free(a);
+        rbf__free(b);
+        return;
+    }
+    size_t i = 0;
+    for (uint64_t n = 0; n <= dmax; n++) {
+        while (i < s->ne && s->et[i] <= n)
+            i++;
+        a[n] = s->esuf[i];
+        b[n] = s->esufb[i];
+    }
+    s->dsuf = a;
+    s->dsufb = b;
+    s->dmax = dmax;
 }
 
 typedef struct {
@@ -327,6 +359,7 @@ static int surv_build(const gapdesc *d, gap_surv *s)
         s->esufb[i] = msum_get(&accb);
     }
     rbf__free(pt);
+    surv_dense(s);
     return RBF_OK;
 }
 
@@ -334,6 +367,8 @@ static int surv_build(const gapdesc *d, gap_surv *s)
  * only the part whose previous arrival was a birth */
 static double surv_int(const gap_surv *s, double n, int birth)
 {
+    if (s->dsuf && n <= (double)s->dmax)
+        return (birth ? s->dsufb : s->dsuf)[n > 0.0 ? (size_t)n : 0];
     /* the first gap above n */
     size_t lo = 0, hi = s->ne;
     while (lo < hi) {
@@ -564,6 +599,13 @@ out:
 int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
                  const rbf_model_workload *w, rbf_model_fn_result *out)
 {
+    return rbf_model_fn_with(NULL, p, s, w, out);
+}
+
+int rbf_model_fn_with(const rbf_model_cycles *given, const rbf_model_params *p,
+                      const rbf_model_cycle_spec *s, const rbf_model_workload *w,
+                      rbf_model_fn_result *out)
+{
     if (!w || !out)
         return RBF_EINVAL;
     for (size_t i = 0; i < sizeof w->reserved_ / sizeof w->reserved_[0]; i++)
@@ -571,13 +613,14 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
             return RBF_EINVAL;
     memset(out, 0, sizeof *out);
     rbf_model_cycles *c = NULL;
-    int rc = rbf_model_cycles_new(p, s, &c);
+    int rc = given ? RBF_OK : rbf_model_cycles_new(p, s, &c);
     if (rc)
         return rc;
+    const rbf_model_cycles *cc = given ? given : c;
     const double *pmf, *phil;
     uint64_t len;
     double rhoF;
-    rbf__model_cycles_tables(c, &pmf, &phil, &len, &rhoF);
+    rbf__model_cycles_tables(cc, &pmf, &phil, &len, &rhoF);
     double *pmfl = NULL, *phill = NULL, keep = 1.0;
     gapdesc d;
     memset(&d, 0, sizeof d);
@@ -611,8 +654,8 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
     }
     if (rc)
         goto done;
-    out->fp = rbf_model_cycles_fp(c);
-    out->cycle_mean = rbf_model_cycles_mean(c);
+    out->fp = rbf_model_cycles_fp(cc);
+    out->cycle_mean = rbf_model_cycles_mean(cc);
     if (d.r >= 1.0) {
         out->tick_fraction = 1.0;
         goto done; /* no repeats: fn 0 */
@@ -823,8 +866,8 @@ int rbf_model_fn(const rbf_model_params *p, const rbf_model_cycle_spec *s,
         }
         if (cr == 2) {
             memset(out, 0, sizeof *out); /* stuck: no recycle, no false negative */
-            out->fp = rbf_model_cycles_fp(c);
-            out->cycle_mean = rbf_model_cycles_mean(c);
+            out->fp = rbf_model_cycles_fp(cc);
+            out->cycle_mean = rbf_model_cycles_mean(cc);
             goto done;
         }
         exact = cr == 0;

@@ -114,7 +114,16 @@ typedef struct sim_epoch {
     uint64_t oracle_n;   /* N */
     uint64_t oracle_new; /* truly new arrivals in this cycle */
     rbf_sim_counts c;
+    rbf_sim_counts first, last; /* c at the first and at the last recycle */
 } sim_epoch;
+
+/* the counts `now` were taken right after a recycle */
+static void sim_snap(sim_epoch *e, const rbf_sim_counts *now)
+{
+    if (now->cycles == 1)
+        e->first = *now;
+    e->last = *now;
+}
 
 /* One arrival of the message whose word is *st and hash is `hash`.
  * Returns the RBF_SIM_F* flags (callers that do not need them let the
@@ -168,6 +177,7 @@ static inline __attribute__((always_inline)) unsigned sim_account(sim_epoch *e, 
     if (__builtin_expect(cyc2 != e->cyc, 0)) {
         recycled = 1;
         e->c.cycles++;
+        sim_snap(e, &e->c);
         /* sigma non-retaining: forgotten (its old hc is at most cyc - 1, so
          * it is not held in cyc + 1); retaining: in the fresh filter;
          * N-bounded: inserted, then its filter was cleared or frozen. */
@@ -214,6 +224,7 @@ typedef struct sim_shared {
     sim_alias zipf;
     sim_trace trace;
     rbf_sim_counts *counts; /* per epoch */
+    rbf_sim_counts *steady; /* per epoch: from the first recycle to the last */
     _Atomic uint64_t next_epoch;
     _Atomic uint64_t done;  /* arrivals run, all epochs */
     _Atomic int cancel;
@@ -260,6 +271,17 @@ static inline void account_block(sim_epoch *ep, uint64_t *state, const uint32_t 
         uint64_t nhc = cyc;
         if (__builtin_expect(ri >> 1, 0)) { /* RBF_RECYCLED */
             cycles++;
+            rbf_sim_counts now = ep->c;
+            const uint64_t f = 1023;
+            now.arrivals += j + 1;
+            now.new_arrivals += acc >> PK_NEW & f;
+            now.fp_first += acc >> PK_FP & f;
+            now.fp_each += acc >> PK_EACH & f;
+            now.repeats += acc >> PK_REP & f;
+            now.false_negatives += acc >> PK_FN & f;
+            now.anomalies += acc >> PK_ANOM & f;
+            now.cycles += cycles;
+            sim_snap(ep, &now);
             nhc = after == AFTER_KEEP ? hc : after == AFTER_NEXT ? cyc + 1 : cyc;
             cyc++;
         }
@@ -430,8 +452,11 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
     uint64_t total = warm + count, at = 0;
     rc = RBF_OK;
     while (at < total) {
-        if (at == warm) /* warm-up over: count from here on */
+        if (at == warm) { /* warm-up over: count from here on */
             memset(&e.c, 0, sizeof e.c);
+            memset(&e.first, 0, sizeof e.first);
+            memset(&e.last, 0, sizeof e.last);
+        }
         uint64_t stop = at < warm ? warm : total;
         uint64_t n = stop - at < SIM_CHUNK ? stop - at : SIM_CHUNK;
         switch (wl->kind) {
@@ -452,6 +477,17 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
     if (warm == total) /* nothing counted */
         memset(&e.c, 0, sizeof e.c);
     sh->counts[ep] = e.c;
+    if (warm != total && e.last.cycles >= 2) {
+        rbf_sim_counts *d = &sh->steady[ep];
+        d->arrivals = e.last.arrivals - e.first.arrivals;
+        d->new_arrivals = e.last.new_arrivals - e.first.new_arrivals;
+        d->fp_first = e.last.fp_first - e.first.fp_first;
+        d->fp_each = e.last.fp_each - e.first.fp_each;
+        d->repeats = e.last.repeats - e.first.repeats;
+        d->false_negatives = e.last.false_negatives - e.first.false_negatives;
+        d->cycles = e.last.cycles - e.first.cycles;
+        d->anomalies = e.last.anomalies - e.first.anomalies;
+    }
     rbf__free(state);
     rbf__free(hashes);
     rbf__free(pos);
@@ -619,8 +655,9 @@ int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
     else if (wl->kind == RBF_SIM_TRACE)
         rc = rbf__sim_trace_load(wl->trace_path, &sh->trace);
     sh->counts = rbf__calloc(cfg->epochs, sizeof *sh->counts);
+    sh->steady = rbf__calloc(cfg->epochs, sizeof *sh->steady);
     out->epoch_rates = rbf__calloc(cfg->epochs, sizeof *out->epoch_rates);
-    if (rc == RBF_OK && (!sh->counts || !out->epoch_rates))
+    if (rc == RBF_OK && (!sh->counts || !sh->steady || !out->epoch_rates))
         rc = RBF_ENOMEM;
 
     unsigned threads = cfg->threads;
@@ -689,6 +726,7 @@ int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
     rbf__sim_trace_free(&sh->trace);
     if (rc != RBF_OK) {
         rbf__free(sh->counts);
+        rbf__free(sh->steady);
         rbf__free(sh);
         rbf__free(out->epoch_rates);
         memset(out, 0, sizeof *out);
@@ -696,6 +734,7 @@ int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
     }
     out->epochs = cfg->epochs;
     out->epoch_counts = sh->counts;
+    out->epoch_steady = sh->steady;
     out->threads = started ? started : 1;
     rbf__free(sh);
     summarise(out);
@@ -708,6 +747,7 @@ void rbf_sim_result_free(rbf_sim_result *r)
     if (!r)
         return;
     rbf__free(r->epoch_counts);
+    rbf__free(r->epoch_steady);
     rbf__free(r->epoch_rates);
     memset(r, 0, sizeof *r);
 }

@@ -371,3 +371,32 @@ void rbf__sim_trace_free(sim_trace *t)
     rbf__free(t->hashes);
     memset(t, 0, sizeof *t);
 }
+
+int rbf_sim_trace_read(const char *path, uint32_t **ids, uint64_t *n, uint32_t *distinct)
+{
+    if (!path || !ids || !n || !distinct)
+        return RBF_EINVAL;
+    *ids = NULL;
+    *n = 0;
+    *distinct = 0;
+    sim_trace t;
+    int rc = rbf__sim_trace_load(path, &t);
+    if (rc != RBF_OK)
+        return rc;
+    if (t.ids >= UINT32_MAX) {
+        rbf__sim_trace_free(&t);
+        return RBF_EINVAL;
+    }
+    /* plain malloc: the caller frees with free() */
+    uint32_t *out = malloc((size_t)t.lines * sizeof *out);
+    if (!out) {
+        rbf__sim_trace_free(&t);
+        return RBF_ENOMEM;
+    }
+    memcpy(out, t.line_id, (size_t)t.lines * sizeof *out);
+    *ids = out;
+    *n = t.lines;
+    *distinct = (uint32_t)t.ids;
+    rbf__sim_trace_free(&t);
+    return RBF_OK;
+}

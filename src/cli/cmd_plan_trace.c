@@ -1,0 +1,110 @@
+/*
+ * cmd_plan_trace.c -- `rbf plan --bits M --fp EPS --fn trace:FILE --miss D`:
+ * sizing for a log (rbf_plan_trace, docs/models.md 9.6).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "model_fn.h"
+#include "rbf_model.h"
+#include "rbf_sim.h"
+
+static const char *const CMD = "plan";
+
+int cli_plan_trace(uint64_t bits, double eps, const char *path, uint64_t arrivals, double miss,
+                   struct rbf_plan_options *o, int json)
+{
+    rbf_model_trace t;
+    memset(&t, 0, sizeof t);
+    uint32_t *ids = NULL;
+    int rc = rbf_sim_trace_read(path, &ids, &t.arrivals, &t.distinct);
+    if (rc == RBF_EIO)
+        return cli_fail(CMD, "--fn trace: cannot read '%s': %s", path, strerror(errno));
+    if (rc == RBF_EINVAL)
+        return cli_usage(CMD, "--fn trace: '%s' is empty or has 2^32 - 1 distinct lines or more",
+                         path);
+    if (rc)
+        return cli_fail(CMD, "out of memory reading '%s'", path);
+    if (arrivals > t.arrivals) {
+        free(ids);
+        return cli_usage(CMD, "--arrivals: %llu is more than the trace's %llu lines",
+                         (unsigned long long)arrivals, (unsigned long long)t.arrivals);
+    }
+    t.ids = ids;
+    t.window = arrivals;
+    t.seed = 1;
+    rbf_plan_trace_result r;
+    uint64_t least = 0;
+    o->progress = cli_progress_cb;
+    o->progress_ctx = NULL;
+    cli_progress_begin("plan --fn", 1);
+    rc = rbf_plan_trace(bits, eps, &t, miss, o, &r, &least);
+    cli_progress_end();
+    free(ids);
+    if (rc == RBF_ENOMEM)
+        return cli_fail(CMD, "out of memory");
+    if (rc == RBF_ECANCELED)
+        return cli_fail(CMD, "cancelled");
+    if (rc)
+        return cli_fail(CMD, "the model rejected these parameters");
+    if (json) {
+        printf("{\"bits\": %llu, \"target_fp\": ", (unsigned long long)bits);
+        cli_json_double(stdout, eps);
+        printf(", \"trace\": ");
+        cli_json_string(stdout, path);
+        printf(", \"lines\": %llu, \"distinct\": %llu, \"window\": %llu, \"miss_target\": ",
+               (unsigned long long)t.arrivals, (unsigned long long)t.distinct,
+               (unsigned long long)(arrivals ? arrivals : t.arrivals));
+        cli_json_double(stdout, miss);
+        printf(", \"hashing\": \"%s\", \"recycle\": \"%s\", \"feasible\": %s",
+               cli_hashing_name(o->hashing == RBF_NON_COLLIDING),
+               cli_recycle_name(o->recycle == RBF_RETAINING), r.feasible ? "true" : "false");
+        if (r.feasible) {
+            printf(", \"phases\": %u, \"hashes\": %u, \"sigma\": %llu, \"bits_per_filter\": %llu",
+                   r.phases, r.hashes, (unsigned long long)r.sigma,
+                   (unsigned long long)(r.phases == 2 ? bits / 2 : bits));
+            printf(", \"expected_messages\": ");
+            cli_json_double(stdout, r.expected_messages);
+            printf(", \"fp\": ");
+            cli_json_double(stdout, r.fp);
+            printf(", \"fp_trace\": ");
+            cli_json_double(stdout, r.fp_trace);
+            printf(", \"fn\": ");
+            cli_json_double(stdout, r.fn);
+            printf(", \"least_bits\": null");
+        } else {
+            printf(", \"phases\": null, \"least_bits\": ");
+            if (least)
+                printf("%llu", (unsigned long long)least);
+            else
+                printf("null");
+        }
+        printf("}\n");
+    } else if (r.feasible) {
+        printf("Memory %llu bits, average false-positive rate <= %g, false-negative rate\n"
+               "<= %g on %s (%llu lines, %llu distinct, from an empty filter):\n\n",
+               (unsigned long long)bits, eps, miss, path, (unsigned long long)t.arrivals,
+               (unsigned long long)t.distinct);
+        printf("phases             %u%s\n", r.phases,
+               r.phases == 2 ? " (two filters of half the memory)" : "");
+        printf("hashes             %u\n", r.hashes);
+        printf("sigma              %llu\n", (unsigned long long)r.sigma);
+        printf("expected_messages  %.6g   (E[N_0] of one filter per cycle)\n", r.expected_messages);
+        printf("fp                 %.6g   (the average rate; on the trace %.6g)\n", r.fp,
+               r.fp_trace);
+        printf("fn                 %.6g   (false negatives / repeats on the trace)\n", r.fn);
+    } else {
+        printf("No one- or two-phase sigma-bounded filter of %llu bits meets both targets on\n"
+               "%s.\n",
+               (unsigned long long)bits, path);
+        if (least)
+            printf("Least memory that has one: %llu bits (%llu bytes), within 1%%.\n",
+                   (unsigned long long)least, (unsigned long long)((least + 7) / 8));
+        else
+            printf("None found up to 2^31 bits.\n");
+    }
+    return cli_finish_stdout(CMD);
+}

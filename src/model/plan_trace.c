@@ -1,0 +1,182 @@
+/*
+ * plan_trace.c -- sizing for a log (rbf plan --fn trace:FILE --miss D,
+ * docs/models.md 9.6): among one- and two-phase sigma-bounded filters of a
+ * given memory whose average false-positive rate is <= eps, the one holding
+ * the most messages per cycle whose false-negative rate on the trace (the
+ * cycle law replayed on it from an empty filter, fn_trace.c) is <= miss.
+ * For each (phases, k) the largest sigma meeting eps is the only candidate
+ * (it holds the most and, clearing later, forgets least), as for
+ * rbf plan --remember (plan_fn.c).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+#include "rbf_alloc.h"
+
+typedef struct {
+    unsigned phases, k;
+    uint64_t sigma;
+    double en0, fp;
+} pt_cand;
+
+static int pt_cmp(const void *a, const void *b)
+{
+    const pt_cand *x = a, *y = b;
+    if (x->en0 != y->en0)
+        return x->en0 < y->en0 ? 1 : -1;
+    if (x->k != y->k)
+        return x->k < y->k ? -1 : 1;
+    return x->phases < y->phases ? -1 : (x->phases > y->phases);
+}
+
+/* the candidates of `bits`, most messages per cycle first */
+static int pt_candidates(uint64_t bits, double eps, const rbf_plan_options *o, pt_cand **out,
+                         size_t *n)
+{
+    const unsigned K = o->max_hashes ? o->max_hashes : 32;
+    const int nc = o->hashing == RBF_NON_COLLIDING, ret = o->recycle == RBF_RETAINING;
+    pt_cand *cs = rbf__calloc(2 * (size_t)K, sizeof *cs);
+    if (!cs)
+        return RBF_ENOMEM;
+    size_t m = 0;
+    int rc = RBF_OK;
+    for (unsigned ph = 1; ph <= 2 && !rc; ph++) {
+        uint64_t mb = ph == 2 ? bits / 2 : bits;
+        double best = 0.0;
+        for (unsigned k = 1; k <= K; k++) {
+            int feasible = 0;
+            uint64_t sigma = 0;
+            double en0 = 0.0, fp = 0.0;
+            if ((rc = rbf__plan_sigma_k(mb, k, nc, ret, ph == 2, o->method, eps, &feasible, &sigma,
+                                        &en0, &fp)))
+                break;
+            if (!feasible)
+                continue;
+            if (en0 > best)
+                best = en0;
+            else if (en0 < 0.5 * best)
+                break; /* capacity is unimodal in k (plan_fn.c) */
+            cs[m].phases = ph;
+            cs[m].k = k;
+            cs[m].sigma = sigma;
+            cs[m].en0 = en0;
+            cs[m].fp = fp;
+            m++;
+        }
+    }
+    if (rc) {
+        rbf__free(cs);
+        return rc;
+    }
+    qsort(cs, m, sizeof *cs, pt_cmp);
+    *out = cs;
+    *n = m;
+    return RBF_OK;
+}
+
+/* top: try at most that many candidates (the memory search: the one
+ * holding most forgets least, nearly always), 0 all */
+static int pt_at(uint64_t bits, double eps, const rbf_model_trace *t, double miss, size_t top,
+                 const rbf_plan_options *o, rbf_plan_trace_result *out)
+{
+    memset(out, 0, sizeof *out);
+    out->bits = bits;
+    pt_cand *cs = NULL;
+    size_t n = 0;
+    int rc = pt_candidates(bits, eps, o, &cs, &n);
+    if (rc)
+        return rc;
+    if (top && n > top)
+        n = top;
+    for (size_t i = 0; i < n && !rc; i++) {
+        rbf_model_params p;
+        rbf_model_params_init(&p);
+        p.bits = cs[i].phases == 2 ? bits / 2 : bits;
+        p.hashes = cs[i].k;
+        p.hashing = o->hashing;
+        p.recycle = o->recycle;
+        rbf_model_cycle_spec s;
+        rbf_model_cycle_spec_init(&s);
+        s.phases = cs[i].phases;
+        s.sigma = cs[i].sigma;
+        rbf_model_trace_result r;
+        rc = rbf_model_fn_trace(&p, &s, t, &r);
+        if (rc == RBF_ENOMEM) { /* the law too long for this candidate: passed over */
+            rc = RBF_OK;
+            continue;
+        }
+        if (rc)
+            break;
+        out->candidates++;
+        if (r.whole.fn <= miss) {
+            out->feasible = 1;
+            out->phases = cs[i].phases;
+            out->hashes = cs[i].k;
+            out->sigma = cs[i].sigma;
+            out->expected_messages = cs[i].en0;
+            out->fp = cs[i].fp;
+            out->fn = r.whole.fn;
+            out->fn_se = r.whole.fn_se;
+            out->fp_trace = r.whole.fp;
+            break;
+        }
+    }
+    rbf__free(cs);
+    return rc;
+}
+
+int rbf_plan_trace(uint64_t bits, double eps, const rbf_model_trace *t, double miss,
+                   const rbf_plan_options *o, rbf_plan_trace_result *out, uint64_t *least_bits)
+{
+    rbf_plan_options def;
+    if (!o) {
+        rbf_plan_options_init(&def);
+        o = &def;
+    }
+    if (!out || !t || bits < 2 || !(eps > 0.0 && eps < 1.0) || !(miss >= 0.0 && miss < 1.0) ||
+        o->max_hashes > MODEL_MAX_HASHES)
+        return RBF_EINVAL;
+    if (least_bits)
+        *least_bits = 0;
+    int rc = pt_at(bits, eps, t, miss, 0, o, out);
+    if (rc || out->feasible || !least_bits)
+        return rc;
+    /* least memory: double until feasible, then bisect to 1% (assumes
+     * feasibility monotone in memory: more memory, longer cycles), each
+     * memory judged by its two candidates holding the most messages, one
+     * replica */
+    rbf_plan_trace_result r;
+    rbf_model_trace ts = *t; /* one replica a memory */
+    ts.replicas = 1;
+    uint64_t lo = bits, hi = bits;
+    unsigned done = 1;
+    for (;;) {
+        if (hi > ((uint64_t)1 << 30))
+            return RBF_OK; /* not found up to 2^31 bits */
+        hi *= 2;
+        if (o->progress && o->progress(o->progress_ctx, done, done + 8))
+            return RBF_ECANCELED;
+        if ((rc = pt_at(hi, eps, &ts, miss, 2, o, &r)))
+            return rc;
+        done++;
+        if (r.feasible)
+            break;
+        lo = hi;
+    }
+    while (hi - lo > 1 && (double)(hi - lo) > 0.01 * (double)lo) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (o->progress && o->progress(o->progress_ctx, done, done + 8))
+            return RBF_ECANCELED;
+        if ((rc = pt_at(mid, eps, &ts, miss, 2, o, &r)))
+            return rc;
+        done++;
+        if (r.feasible)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    *least_bits = hi;
+    return RBF_OK;
+}
