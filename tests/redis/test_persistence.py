@@ -56,6 +56,22 @@ def digests(c):
     return d
 
 
+def same_models(a, b):
+    """Model values equal, or within 1e-9 relative where they were
+    recomputed: an AOF rewrite keeps the image, not the model values, and a
+    planned filter's values come from the planner, which takes the fast
+    method (within 1e-9 of exact) at sizes where the model's default method
+    is exact."""
+    if a.keys() != b.keys():
+        return False
+    for k in a:
+        for x, y in zip(a[k], b[k]):
+            fx, fy = float(x), float(y)
+            if x != y and not abs(fx - fy) <= 1e-9 * max(abs(fx), abs(fy)):
+                return False
+    return True
+
+
 def models(c):
     wait_until(lambda: all(info_dict(c, k)["model_fp"] != b"pending" for k in KEYS if k != "part"),
                what="model values")
@@ -152,7 +168,7 @@ def main():
               "the planned reservation replayed from the AOF differs")
         check(c.execute_command("DEBUG", "DIGEST-VALUE", "aofblk") == aofblk,
               "the planned blocked reservation replayed from the AOF differs")
-        check(models(c) == m1, "restart from the AOF changed model values")
+        check(same_models(models(c), m1), "restart from the AOF changed model values")
         layouts(c)
         print("AOF restart after rewrite: digests equal (%d RBF.LOADCHUNK in the base)" % n_chunks)
         # 4. the incomplete restore completes after all that
