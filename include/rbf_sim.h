@@ -221,6 +221,20 @@ RBF_API int rbf_sim_trace_read(const char *path, uint32_t **ids, uint64_t *n, ui
  * the model's error (e.g. RBF_EINVAL while a model is not implemented). */
 RBF_API int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name);
 
+/* The steady state of a run: over the epochs that recycled at least twice
+ * (`epochs` of them), each epoch's rates from its first recycle to its last
+ * (rbf_sim_result.epoch_steady), and their means with 99% intervals, as
+ * the whole-epoch fp and fn are given.  has_fp / has_fn are 0 where no
+ * such epoch saw a new arrival / a repeat.  RBF_OK, RBF_EINVAL (NULL),
+ * RBF_ENOMEM. */
+typedef struct rbf_sim_steady {
+    unsigned epochs;
+    int has_fp, has_fn;
+    rbf_sim_stat fp, fn;
+    uint64_t reserved_[4]; /* zero: room for new fields (rbf_base.h) */
+} rbf_sim_steady;
+RBF_API int rbf_sim_steady_of(const rbf_sim_result *r, rbf_sim_steady *out);
+
 #ifdef __cplusplus
 }
 #endif

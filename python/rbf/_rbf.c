@@ -2093,6 +2093,10 @@ static PyObject *mod_simulate(PyObject *mod, PyObject *args, PyObject *kw)
               stat_fields(d, "fp_each", &r.fp_each, r.total.arrivals > 0) ||
               stat_fields(d, "fn", &r.fn, r.total.repeats > 0) ||
               stat_fields(d, "messages_per_cycle", &r.messages_per_cycle, r.total.cycles > 0);
+    rbf_sim_steady st;
+    bad = bad || rbf_sim_steady_of(&r, &st) != RBF_OK || dict_u64(d, "steady_epochs", st.epochs) ||
+          stat_fields(d, "steady_fp", &st.fp, st.has_fp) ||
+          stat_fields(d, "steady_fn", &st.fn, st.has_fn);
     if (!bad) {
         if (mrc == RBF_OK) {
             int few = model * (double)r.total.new_arrivals < 10.0;

@@ -97,39 +97,6 @@ static int too_few(const rbf_sim_result *r, double model)
     return model * (double)r->total.new_arrivals < 10.0;
 }
 
-/* The steady state: the epochs' counts from their first recycle to their
- * last (epochs with two recycles or more), each rate across those epochs. */
-typedef struct steady_stats {
-    unsigned epochs;
-    rbf_sim_stat fp, fn;
-    int have_fp, have_fn;
-} steady_stats;
-
-static void steady_of(const rbf_sim_result *r, steady_stats *st)
-{
-    memset(st, 0, sizeof *st);
-    if (!r->epoch_steady || r->epochs == 0)
-        return;
-    double *fp = malloc(r->epochs * sizeof *fp), *fn = malloc(r->epochs * sizeof *fn);
-    unsigned nfp = 0, nfn = 0;
-    if (fp && fn) {
-        for (unsigned i = 0; i < r->epochs; i++) {
-            const rbf_sim_counts *c = &r->epoch_steady[i];
-            if (c->cycles == 0)
-                continue;
-            st->epochs++;
-            if (c->new_arrivals)
-                fp[nfp++] = (double)c->fp_first / (double)c->new_arrivals;
-            if (c->repeats)
-                fn[nfn++] = (double)c->false_negatives / (double)c->repeats;
-        }
-        st->have_fp = nfp > 0 && rbf_sim_interval(fp, nfp, 0.99, &st->fp) == RBF_OK;
-        st->have_fn = nfn > 0 && rbf_sim_interval(fn, nfn, 0.99, &st->fn) == RBF_OK;
-    }
-    free(fp);
-    free(fn);
-}
-
 static void json_ci(FILE *fp, const char *name, const rbf_sim_stat *s, int observed)
 {
     fprintf(fp, ", \"%s\": ", name);
@@ -187,11 +154,11 @@ static void print_json(const rbf_sim_config *cfg, const char *wspec, const rbf_s
     json_ci(stdout, "fp_each", &r->fp_each, r->total.arrivals > 0);
     json_ci(stdout, "fn", &r->fn, r->total.repeats > 0);
     json_ci(stdout, "messages_per_cycle", &r->messages_per_cycle, r->total.cycles > 0);
-    steady_stats st;
-    steady_of(r, &st);
+    rbf_sim_steady st;
+    rbf_sim_steady_of(r, &st);
     printf(", \"steady_epochs\": %u", st.epochs);
-    json_ci(stdout, "steady_fp", &st.fp, st.have_fp);
-    json_ci(stdout, "steady_fn", &st.fn, st.have_fn);
+    json_ci(stdout, "steady_fp", &st.fp, st.has_fp);
+    json_ci(stdout, "steady_fn", &st.fn, st.has_fn);
     printf(", \"model\": ");
     if (model_rc == RBF_OK) {
         cli_json_double(stdout, model);
@@ -273,12 +240,12 @@ static void print_text(const rbf_sim_config *cfg, const char *wspec, const rbf_s
     row("fp_each (count-each)", &r->fp_each, r->total.arrivals > 0, "no arrivals");
     row("fn (false negatives)", &r->fn, r->total.repeats > 0, "no repeats");
     row("messages per cycle", &r->messages_per_cycle, r->total.cycles > 0, "no completed cycle");
-    steady_stats st;
-    steady_of(r, &st);
+    rbf_sim_steady st;
+    rbf_sim_steady_of(r, &st);
     printf("  steady state: the complete cycles after the first (%u epoch%s)\n", st.epochs,
            st.epochs == 1 ? "" : "s");
-    row("fp (steady)", &st.fp, st.have_fp, "fewer than two recycles");
-    row("fn (steady)", &st.fn, st.have_fn, "fewer than two recycles");
+    row("fp (steady)", &st.fp, st.has_fp, "fewer than two recycles");
+    row("fn (steady)", &st.fn, st.has_fn, "fewer than two recycles");
     printf("\n");
     if (model_rc == RBF_OK) {
         const char *inside = !r->fp.has_ci ? "n/a (one epoch)"
