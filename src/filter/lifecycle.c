@@ -17,6 +17,7 @@
 
 #include "concurrent.h"
 #include "filter_internal.h"
+#include "rbf_abi.h"
 #include "rbf_alloc.h"
 
 /* The ABI (rbf_base.h): layout and concurrent took the place of the first
@@ -31,15 +32,6 @@ _Static_assert(offsetof(rbf_config, reserved_) == offsetof(rbf_config, seed) + 1
 /* Bytes of a bit array of nwords words (nwords is checked against SIZE_MAX
  * by rbf_config_check). */
 static size_t words_bytes(uint64_t nwords) { return (size_t)nwords * sizeof(uint64_t); }
-
-/* 1 if the n reserved words are all zero (the ABI policy of rbf_base.h). */
-static int reserved_zero(const uint64_t *r, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (r[i])
-            return 0;
-    return 1;
-}
 
 /* A 64-bit seed from the operating system.  getrandom() first; if it is not
  * there, /dev/urandom; as a last resort, address and time bits (never an
@@ -80,7 +72,7 @@ int rbf_config_check(const rbf_config *cfg, const char **why)
     int rc = RBF_EINVAL;
     if (!cfg)
         w = "configuration is NULL";
-    else if (!reserved_zero(cfg->reserved_, sizeof cfg->reserved_ / sizeof cfg->reserved_[0]))
+    else if (!RBF_RESERVED_ZERO(cfg))
         w = "a field this version of the library does not know is set (fill the "
             "configuration with rbf_config_init first)";
     else if (cfg->concurrent > 1)
