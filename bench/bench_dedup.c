@@ -132,12 +132,6 @@ static int run_once(char *const argv[], const char *input, double *secs, double 
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void usage(FILE *fp)
 {
     fprintf(fp,
@@ -303,8 +297,8 @@ int bench_dedup_main(int argc, char **argv)
             rc = CLI_EXIT_FAIL;
             continue;
         }
-        qsort(secs, (size_t)runs, sizeof secs[0], cmp_double);
-        qsort(cpus, (size_t)runs, sizeof cpus[0], cmp_double);
+        qsort(secs, (size_t)runs, sizeof secs[0], bench_cmp_double);
+        qsort(cpus, (size_t)runs, sizeof cpus[0], bench_cmp_double);
         med[t] = secs[runs / 2];
         medcpu[t] = cpus[runs / 2];
         char speed[40] = "";

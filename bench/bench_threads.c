@@ -91,7 +91,6 @@ static void gen_keys(uint8_t *out, uint64_t n, uint64_t stream, uint64_t *next)
     }
 }
 
-static int cmp_double(const void *a, const void *b);
 
 /* The machine's limit for the concurrent filter's access pattern: per key,
  * k random bits of one array shared by every thread, each tested and, if
@@ -181,7 +180,7 @@ static double line_trip_ns(uint64_t trips)
         v[run] = (cli_wall_seconds() - t0) * 1e9 / (2.0 * (double)p->trips);
         free(p);
     }
-    qsort(v, 5, sizeof v[0], cmp_double);
+    qsort(v, 5, sizeof v[0], bench_cmp_double);
     return v[2];
 }
 
@@ -271,12 +270,6 @@ static double run_round(shared *s, uint64_t *next_key, uint64_t stream, double *
     return (t1 - t0) * 1e9;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 typedef struct cell {
     double *ns;  /* per round */
     double *cpu; /* CPU ns per insert, per round */
@@ -288,8 +281,7 @@ int bench_threads_run(const bench_threads_opts *o)
 {
     const unsigned N = o->threads;
     int rc = 0;
-    double la[1] = {0};
-    double load0 = getloadavg(la, 1) == 1 ? la[0] : -1;
+    double load0 = bench_load();
     if (o->json)
         printf("{\"benchmark\":\"filter-threads\",\"rbf_version\":\"%s\",\"hashes\":%u,"
                "\"key_bytes\":%u,\"keys_per_thread_per_round\":%llu,\"reps\":%u,"
@@ -360,10 +352,10 @@ int bench_threads_run(const bench_threads_opts *o)
                 for (unsigned T = 1; T <= N; T++) {
                     if (r == ROW_SINGLE && T > 1)
                         break;
-                    qsort(cells[r][T].ns, o->reps, sizeof(double), cmp_double);
+                    qsort(cells[r][T].ns, o->reps, sizeof(double), bench_cmp_double);
                     double med = cells[r][T].ns[o->reps / 2];
                     cells[r][T].mops = (double)T * (double)o->keys / med * 1e3;
-                    qsort(cells[r][T].cpu, o->reps, sizeof(double), cmp_double);
+                    qsort(cells[r][T].cpu, o->reps, sizeof(double), bench_cmp_double);
                     cells[r][T].cpu_med = cells[r][T].cpu[o->reps / 2];
                 }
             rbf_stats cs;
@@ -472,7 +464,7 @@ int bench_threads_run(const bench_threads_opts *o)
     if (rc)
         return rc;
     double trip = N >= 2 ? line_trip_ns(o->keys / 4 < 20000 ? (o->keys / 4 ? o->keys / 4 : 1) : 20000) : -1;
-    double load1 = getloadavg(la, 1) == 1 ? la[0] : -1;
+    double load1 = bench_load();
     if (o->json) {
         printf("],\"line_trip_ns\":");
         if (trip > 0)
