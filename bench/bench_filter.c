@@ -551,6 +551,256 @@ static void usage(FILE *fp)
             "  -h, --help        this help\n");
 }
 
+/* --sizes: a comma-separated list of byte counts into sizes[0..*nsz-1]. */
+static int parse_sizes(const char *arg, uint64_t *sizes, size_t *nsz)
+{
+    const char *err;
+    uint64_t v;
+    *nsz = 0;
+    char *copy = strdup(arg), *save = NULL;
+    if (!copy)
+        return cli_fail(CMD, "out of memory");
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (*nsz == MAX_SIZES) {
+            free(copy);
+            return cli_usage(CMD, "--sizes: at most %d sizes", MAX_SIZES);
+        }
+        if (cli_parse_bytes(t, &v, &err) || v < 1024 || v % 8 ||
+            v > (UINT64_C(1) << 35)) {
+            int bad = cli_bad_value(CMD, "--sizes", t, NULL,
+                                    "sizes in bytes from 1KiB to 32GiB, multiples of 8");
+            free(copy);
+            return bad;
+        }
+        sizes[(*nsz)++] = v;
+    }
+    free(copy);
+    if (*nsz == 0)
+        return cli_usage(CMD, "--sizes: no size given");
+    return 0;
+}
+
+/* What the command line gives besides the measurement options of ctx. */
+typedef struct args {
+    uint64_t sizes[MAX_SIZES];
+    size_t nsz;
+    unsigned threads;
+    int sizes_given, keys_given, batch_given;
+    int help; /* --help printed: return the result */
+} args;
+
+static int parse_options(int argc, char **argv, ctx *c, args *a)
+{
+    enum { O_SIZES = 256, O_KEYS, O_REPS, O_BATCH, O_HASHES, O_FILLCAP, O_PHASES, O_HASHING,
+           O_RECYCLE, O_SEED, O_JSON, O_PREFILL, O_SEQUENTIAL, O_CHUNK, O_THREADS, O_LAYOUT };
+    static const struct option opts[] = {
+        {"sizes", required_argument, NULL, O_SIZES},     {"keys", required_argument, NULL, O_KEYS},
+        {"reps", required_argument, NULL, O_REPS},       {"batch", required_argument, NULL, O_BATCH},
+        {"hashes", required_argument, NULL, O_HASHES},   {"fill-cap", required_argument, NULL, O_FILLCAP},
+        {"phases", required_argument, NULL, O_PHASES},   {"hashing", required_argument, NULL, O_HASHING},
+        {"recycle", required_argument, NULL, O_RECYCLE}, {"seed", required_argument, NULL, O_SEED},
+        {"json", no_argument, NULL, O_JSON},             {"help", no_argument, NULL, 'h'},
+        {"prefill", required_argument, NULL, O_PREFILL}, {"sequential", no_argument, NULL, O_SEQUENTIAL},
+        {"chunk", required_argument, NULL, O_CHUNK},     {"threads", required_argument, NULL, O_THREADS},
+        {"layout", required_argument, NULL, O_LAYOUT},
+        {NULL, 0, NULL, 0}};
+    opterr = 0;
+    int o, rc;
+    const char *err;
+    uint64_t v;
+    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (o) {
+        case 'h':
+            usage(stdout);
+            a->help = 1;
+            return cli_finish_stdout(CMD);
+        case O_THREADS:
+            if ((rc = cli_opt_uint(CMD, "--threads", optarg, 1, BENCH_MAX_THREADS, &v)))
+                return rc;
+            a->threads = (unsigned)v;
+            break;
+        case O_SIZES:
+            a->sizes_given = 1;
+            if ((rc = parse_sizes(optarg, a->sizes, &a->nsz)))
+                return rc;
+            break;
+        case O_KEYS:
+            a->keys_given = 1;
+            if (cli_parse_count(optarg, &v, &err) || v < 1 || v > (UINT64_C(1) << 34))
+                return cli_bad_value(CMD, "--keys", optarg, NULL, "a count from 1 to 16Gi");
+            c->keys = v;
+            break;
+        case O_REPS:
+            if ((rc = cli_opt_uint(CMD, "--reps", optarg, 1, MAX_REPS, &v)))
+                return rc;
+            c->reps = (unsigned)v;
+            break;
+        case O_BATCH:
+            a->batch_given = 1;
+            if (cli_parse_uint(optarg, 1, MAX_CHUNK, &v, &err))
+                return cli_bad_value(CMD, "--batch", optarg, err, "1 to %u, and at most --chunk",
+                                     MAX_CHUNK);
+            c->batch = (size_t)v;
+            break;
+        case O_HASHES:
+            if ((rc = cli_opt_uint(CMD, "--hashes", optarg, 1, 64, &v)))
+                return rc;
+            c->k = (unsigned)v;
+            break;
+        case O_FILLCAP:
+            if ((rc = cli_opt_count(CMD, "--fill-cap", optarg, 1, &v)))
+                return rc;
+            c->fill_cap = v;
+            break;
+        case O_PHASES:
+            if (cli_parse_uint(optarg, 1, 2, &v, &err))
+                return cli_bad_value(CMD, "--phases", optarg, NULL, "1 or 2");
+            c->phases = (unsigned)v;
+            break;
+        case O_HASHING: {
+            int nc;
+            if ((rc = cli_opt_hashing(CMD, optarg, &nc)))
+                return rc;
+            c->hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
+            break;
+        }
+        case O_RECYCLE: {
+            int ret;
+            if ((rc = cli_opt_recycle(CMD, optarg, &ret)))
+                return rc;
+            c->recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
+            break;
+        }
+        case O_SEED:
+            if ((rc = cli_opt_uint(CMD, "--seed", optarg, 0, UINT64_MAX, &v)))
+                return rc;
+            c->seed = v;
+            break;
+        case O_JSON: c->json = 1; break;
+        case O_LAYOUT:
+            if (!strcmp(optarg, "flat")) {
+                c->flat = 1;
+                c->blocked = 0;
+            } else if (!strcmp(optarg, "blocked")) {
+                c->flat = 0;
+                c->blocked = 1;
+            } else if (!strcmp(optarg, "both")) {
+                c->flat = c->blocked = 1;
+            } else {
+                return cli_usage(CMD, "--layout: '%s': must be flat, blocked or both", optarg);
+            }
+            break;
+        case O_SEQUENTIAL: c->sequential = 1; break;
+        case O_CHUNK:
+            if (cli_parse_count(optarg, &v, &err) || v < 1 || v > MAX_CHUNK)
+                return cli_bad_value(CMD, "--chunk", optarg, NULL, "a count from 1 to 16Mi");
+            c->chunk = (size_t)v;
+            break;
+        case O_PREFILL:
+            if (cli_parse_double(optarg, 0, 1, 1, 1, &c->prefill, &err))
+                return cli_bad_value(CMD, "--prefill", optarg, err, "a number from 0 to 1");
+            break;
+        default: return cli_bad_option(CMD, argc, argv, opts);
+        }
+    }
+    if ((rc = cli_no_operands(CMD, argc, argv)))
+        return rc;
+    return 0;
+}
+
+/* --threads: the shared-filter benchmark (bench_threads.c). */
+static int run_threads(const ctx *c, args *a)
+{
+    if (!a->sizes_given) {
+        a->sizes[0] = 4u << 20;
+        a->nsz = 1;
+    }
+    for (size_t s = 0; s < a->nsz; s++)
+        if (c->phases == 2 && a->sizes[s] * 8 / 2 <= 2 * (uint64_t)c->k)
+            return cli_usage(CMD, "--sizes: %llu bytes is too small for two phases",
+                             (unsigned long long)a->sizes[s]);
+    bench_threads_opts to = {.threads = a->threads, .sizes = a->sizes, .nsizes = a->nsz,
+                             .keys = a->keys_given ? c->keys : (1u << 19), .reps = c->reps,
+                             .k = c->k, .phases = c->phases, .hashing = c->hashing,
+                             .recycle = c->recycle, .seed = c->seed, .json = c->json};
+    return bench_threads_run(&to);
+}
+
+/* The options that depend on each other. */
+static int check_options(const ctx *c, const args *a)
+{
+    if (c->batch > c->chunk)
+        return cli_usage(CMD, "--chunk %zu is smaller than the batch, %zu keys (--batch%s)", c->chunk,
+                         c->batch, a->batch_given ? "" : ", default");
+    if ((uint64_t)c->chunk * c->k > MAX_CHUNK_POSITIONS)
+        return cli_usage(CMD,
+                         "--chunk %zu with --hashes %u: the limit kernels would need %zu x %u "
+                         "precomputed positions, more than %u; give a smaller --chunk",
+                         c->chunk, c->k, c->chunk, c->k, (unsigned)MAX_CHUNK_POSITIONS);
+    for (size_t s = 0; s < a->nsz; s++)
+        if (c->phases == 2 && a->sizes[s] * 8 / 2 <= 2 * (uint64_t)c->k)
+            return cli_usage(CMD, "--sizes: %llu bytes is too small for two phases",
+                             (unsigned long long)a->sizes[s]);
+    for (size_t s = 0; s < a->nsz; s++)
+        if (c->blocked && (a->sizes[s] * 8 / c->phases) % 512 != 0)
+            return cli_usage(CMD,
+                             "--sizes: %llu bytes: the blocked layout needs bits per filter to "
+                             "be a multiple of 512 (bytes a multiple of %u)",
+                             (unsigned long long)a->sizes[s], 64u * c->phases);
+
+    return 0;
+}
+
+/* The measurements of every size, then the table or the JSON. */
+static int run_sizes(ctx *c, const args *a)
+{
+    int rc;
+    c->fresh_stream = mix64(c->seed ^ 0xf7e5a11ce0000001ULL);
+    c->fill_stream = mix64(c->seed ^ 0x0f111ed000000002ULL);
+    c->rng = mix64(c->seed ^ 0x7a11d0e000000003ULL);
+    c->keybuf = malloc(c->chunk * KEY_LEN);
+    c->keyp = malloc(c->chunk * sizeof *c->keyp);
+    c->lens = malloc(c->chunk * sizeof *c->lens);
+    c->idx = malloc(c->chunk * c->k * sizeof *c->idx);
+    size_result *srs = calloc(a->nsz, sizeof *srs);
+    rc = 0;
+    if (!c->keybuf || !c->keyp || !c->lens || !c->idx || !srs) {
+        rc = cli_fail(CMD, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < c->chunk; i++) {
+        c->keyp[i] = c->keybuf + i * KEY_LEN;
+        c->lens[i] = KEY_LEN;
+    }
+    double load0, load1;
+    load0 = bench_load();
+    for (size_t s = 0; s < a->nsz && rc == 0; s++) {
+        c->bytes = a->sizes[s];
+        rc = run_size(c, &srs[s]);
+    }
+    load1 = bench_load();
+    if (rc == 0) {
+        if (c->json)
+            bf_print_json(c, srs, a->nsz, load0, load1);
+        else
+            bf_print_table(c, srs, a->nsz, load0, load1);
+        rc = cli_finish_stdout(CMD);
+    }
+done:
+    if (srs)
+        for (size_t s = 0; s < a->nsz; s++) {
+            for (size_t i = 0; i < srs[s].nms; i++)
+                free(srs[s].ms[i].rounds);
+            free(srs[s].ms);
+        }
+    free(srs);
+    free(c->keybuf);
+    free(c->keyp);
+    free(c->lens);
+    free(c->idx);
+    return rc;
+}
+
 int bench_filter_main(int argc, char **argv)
 {
     ctx c;
@@ -566,218 +816,14 @@ int bench_filter_main(int argc, char **argv)
     c.fill_cap = 4u << 20;
     c.chunk = CHUNK;
     c.flat = c.blocked = 1;
-    uint64_t sizes[MAX_SIZES] = {128u << 10, 4u << 20, 128u << 20};
-    size_t nsz = 3;
 
-    enum { O_SIZES = 256, O_KEYS, O_REPS, O_BATCH, O_HASHES, O_FILLCAP, O_PHASES, O_HASHING,
-           O_RECYCLE, O_SEED, O_JSON, O_PREFILL, O_SEQUENTIAL, O_CHUNK, O_THREADS, O_LAYOUT };
-    static const struct option opts[] = {
-        {"sizes", required_argument, NULL, O_SIZES},     {"keys", required_argument, NULL, O_KEYS},
-        {"reps", required_argument, NULL, O_REPS},       {"batch", required_argument, NULL, O_BATCH},
-        {"hashes", required_argument, NULL, O_HASHES},   {"fill-cap", required_argument, NULL, O_FILLCAP},
-        {"phases", required_argument, NULL, O_PHASES},   {"hashing", required_argument, NULL, O_HASHING},
-        {"recycle", required_argument, NULL, O_RECYCLE}, {"seed", required_argument, NULL, O_SEED},
-        {"json", no_argument, NULL, O_JSON},             {"help", no_argument, NULL, 'h'},
-        {"prefill", required_argument, NULL, O_PREFILL}, {"sequential", no_argument, NULL, O_SEQUENTIAL},
-        {"chunk", required_argument, NULL, O_CHUNK},     {"threads", required_argument, NULL, O_THREADS},
-        {"layout", required_argument, NULL, O_LAYOUT},
-        {NULL, 0, NULL, 0}};
-    unsigned threads = 0;
-    int sizes_given = 0, keys_given = 0;
-    opterr = 0;
-    int o, rc, batch_given = 0;
-    const char *err;
-    uint64_t v;
-    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (o) {
-        case 'h': usage(stdout); return cli_finish_stdout(CMD);
-        case O_THREADS:
-            if ((rc = cli_opt_uint(CMD, "--threads", optarg, 1, BENCH_MAX_THREADS, &v)))
-                return rc;
-            threads = (unsigned)v;
-            break;
-        case O_SIZES: {
-            sizes_given = 1;
-            nsz = 0;
-            char *copy = strdup(optarg), *save = NULL;
-            if (!copy)
-                return cli_fail(CMD, "out of memory");
-            for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                if (nsz == MAX_SIZES) {
-                    free(copy);
-                    return cli_usage(CMD, "--sizes: at most %d sizes", MAX_SIZES);
-                }
-                if (cli_parse_bytes(t, &v, &err) || v < 1024 || v % 8 ||
-                    v > (UINT64_C(1) << 35)) {
-                    int bad = cli_bad_value(CMD, "--sizes", t, NULL,
-                                            "sizes in bytes from 1KiB to 32GiB, multiples of 8");
-                    free(copy);
-                    return bad;
-                }
-                sizes[nsz++] = v;
-            }
-            free(copy);
-            if (nsz == 0)
-                return cli_usage(CMD, "--sizes: no size given");
-            break;
-        }
-        case O_KEYS:
-            keys_given = 1;
-            if (cli_parse_count(optarg, &v, &err) || v < 1 || v > (UINT64_C(1) << 34))
-                return cli_bad_value(CMD, "--keys", optarg, NULL, "a count from 1 to 16Gi");
-            c.keys = v;
-            break;
-        case O_REPS:
-            if ((rc = cli_opt_uint(CMD, "--reps", optarg, 1, MAX_REPS, &v)))
-                return rc;
-            c.reps = (unsigned)v;
-            break;
-        case O_BATCH:
-            batch_given = 1;
-            if (cli_parse_uint(optarg, 1, MAX_CHUNK, &v, &err))
-                return cli_bad_value(CMD, "--batch", optarg, err, "1 to %u, and at most --chunk",
-                                     MAX_CHUNK);
-            c.batch = (size_t)v;
-            break;
-        case O_HASHES:
-            if ((rc = cli_opt_uint(CMD, "--hashes", optarg, 1, 64, &v)))
-                return rc;
-            c.k = (unsigned)v;
-            break;
-        case O_FILLCAP:
-            if ((rc = cli_opt_count(CMD, "--fill-cap", optarg, 1, &v)))
-                return rc;
-            c.fill_cap = v;
-            break;
-        case O_PHASES:
-            if (cli_parse_uint(optarg, 1, 2, &v, &err))
-                return cli_bad_value(CMD, "--phases", optarg, NULL, "1 or 2");
-            c.phases = (unsigned)v;
-            break;
-        case O_HASHING: {
-            int nc;
-            if ((rc = cli_opt_hashing(CMD, optarg, &nc)))
-                return rc;
-            c.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
-            break;
-        }
-        case O_RECYCLE: {
-            int ret;
-            if ((rc = cli_opt_recycle(CMD, optarg, &ret)))
-                return rc;
-            c.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
-            break;
-        }
-        case O_SEED:
-            if ((rc = cli_opt_uint(CMD, "--seed", optarg, 0, UINT64_MAX, &v)))
-                return rc;
-            c.seed = v;
-            break;
-        case O_JSON: c.json = 1; break;
-        case O_LAYOUT:
-            if (!strcmp(optarg, "flat")) {
-                c.flat = 1;
-                c.blocked = 0;
-            } else if (!strcmp(optarg, "blocked")) {
-                c.flat = 0;
-                c.blocked = 1;
-            } else if (!strcmp(optarg, "both")) {
-                c.flat = c.blocked = 1;
-            } else {
-                return cli_usage(CMD, "--layout: '%s': must be flat, blocked or both", optarg);
-            }
-            break;
-        case O_SEQUENTIAL: c.sequential = 1; break;
-        case O_CHUNK:
-            if (cli_parse_count(optarg, &v, &err) || v < 1 || v > MAX_CHUNK)
-                return cli_bad_value(CMD, "--chunk", optarg, NULL, "a count from 1 to 16Mi");
-            c.chunk = (size_t)v;
-            break;
-        case O_PREFILL:
-            if (cli_parse_double(optarg, 0, 1, 1, 1, &c.prefill, &err))
-                return cli_bad_value(CMD, "--prefill", optarg, err, "a number from 0 to 1");
-            break;
-        default: return cli_bad_option(CMD, argc, argv, opts);
-        }
-    }
-    if ((rc = cli_no_operands(CMD, argc, argv)))
+    args a = {.sizes = {128u << 10, 4u << 20, 128u << 20}, .nsz = 3};
+    int rc = parse_options(argc, argv, &c, &a);
+    if (rc || a.help)
         return rc;
-    if (threads) {
-        if (!sizes_given) {
-            sizes[0] = 4u << 20;
-            nsz = 1;
-        }
-        for (size_t s = 0; s < nsz; s++)
-            if (c.phases == 2 && sizes[s] * 8 / 2 <= 2 * (uint64_t)c.k)
-                return cli_usage(CMD, "--sizes: %llu bytes is too small for two phases",
-                                 (unsigned long long)sizes[s]);
-        bench_threads_opts to = {.threads = threads, .sizes = sizes, .nsizes = nsz,
-                                 .keys = keys_given ? c.keys : (1u << 19), .reps = c.reps,
-                                 .k = c.k, .phases = c.phases, .hashing = c.hashing,
-                                 .recycle = c.recycle, .seed = c.seed, .json = c.json};
-        return bench_threads_run(&to);
-    }
-    if (c.batch > c.chunk)
-        return cli_usage(CMD, "--chunk %zu is smaller than the batch, %zu keys (--batch%s)", c.chunk,
-                         c.batch, batch_given ? "" : ", default");
-    if ((uint64_t)c.chunk * c.k > MAX_CHUNK_POSITIONS)
-        return cli_usage(CMD,
-                         "--chunk %zu with --hashes %u: the limit kernels would need %zu x %u "
-                         "precomputed positions, more than %u; give a smaller --chunk",
-                         c.chunk, c.k, c.chunk, c.k, (unsigned)MAX_CHUNK_POSITIONS);
-    for (size_t s = 0; s < nsz; s++)
-        if (c.phases == 2 && sizes[s] * 8 / 2 <= 2 * (uint64_t)c.k)
-            return cli_usage(CMD, "--sizes: %llu bytes is too small for two phases",
-                             (unsigned long long)sizes[s]);
-    for (size_t s = 0; s < nsz; s++)
-        if (c.blocked && (sizes[s] * 8 / c.phases) % 512 != 0)
-            return cli_usage(CMD,
-                             "--sizes: %llu bytes: the blocked layout needs bits per filter to "
-                             "be a multiple of 512 (bytes a multiple of %u)",
-                             (unsigned long long)sizes[s], 64u * c.phases);
-
-    c.fresh_stream = mix64(c.seed ^ 0xf7e5a11ce0000001ULL);
-    c.fill_stream = mix64(c.seed ^ 0x0f111ed000000002ULL);
-    c.rng = mix64(c.seed ^ 0x7a11d0e000000003ULL);
-    c.keybuf = malloc(c.chunk * KEY_LEN);
-    c.keyp = malloc(c.chunk * sizeof *c.keyp);
-    c.lens = malloc(c.chunk * sizeof *c.lens);
-    c.idx = malloc(c.chunk * c.k * sizeof *c.idx);
-    size_result *srs = calloc(nsz, sizeof *srs);
-    rc = 0;
-    if (!c.keybuf || !c.keyp || !c.lens || !c.idx || !srs) {
-        rc = cli_fail(CMD, "out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < c.chunk; i++) {
-        c.keyp[i] = c.keybuf + i * KEY_LEN;
-        c.lens[i] = KEY_LEN;
-    }
-    double load0, load1;
-    load0 = bench_load();
-    for (size_t s = 0; s < nsz && rc == 0; s++) {
-        c.bytes = sizes[s];
-        rc = run_size(&c, &srs[s]);
-    }
-    load1 = bench_load();
-    if (rc == 0) {
-        if (c.json)
-            bf_print_json(&c, srs, nsz, load0, load1);
-        else
-            bf_print_table(&c, srs, nsz, load0, load1);
-        rc = cli_finish_stdout(CMD);
-    }
-done:
-    if (srs)
-        for (size_t s = 0; s < nsz; s++) {
-            for (size_t i = 0; i < srs[s].nms; i++)
-                free(srs[s].ms[i].rounds);
-            free(srs[s].ms);
-        }
-    free(srs);
-    free(c.keybuf);
-    free(c.keyp);
-    free(c.lens);
-    free(c.idx);
-    return rc;
+    if (a.threads)
+        return run_threads(&c, &a);
+    if ((rc = check_options(&c, &a)))
+        return rc;
+    return run_sizes(&c, &a);
 }
