@@ -289,6 +289,122 @@ static void add_measure(measure *ms, size_t *n, enum op_kind op, enum impl_kind 
     (*n)++;
 }
 
+/* The rows of one size, in the order printed: into ms (room for 64). */
+static size_t list_measures(const ctx *c, measure *ms, int bl_ok)
+{
+    size_t nm = 0;
+    static const char *ins = "test-and-insert", *cab = "contains (absent)",
+                      *cpr = "contains (present)";
+    if (c->flat) {
+        add_measure(ms, &nm, OP_INSERT, IMPL_RBF_SINGLE, ins, "rbf_insert");
+        add_measure(ms, &nm, OP_INSERT, IMPL_RBF_BATCH, ins, "rbf_insert_keys");
+    }
+    if (c->blocked) {
+        add_measure(ms, &nm, OP_INSERT, IMPL_RBFB_SINGLE, ins, "rbf_insert blocked");
+        add_measure(ms, &nm, OP_INSERT, IMPL_RBFB_BATCH, ins, "rbf_insert_keys blocked");
+    }
+    if (bl_ok)
+        add_measure(ms, &nm, OP_INSERT, IMPL_LIBBLOOM, ins, "libbloom bloom_add");
+    static const char *const lim_rmw[] = {
+        "limit: k line RMW, loop, 4K",  "limit: k line RMW, prefetch L1, 4K",
+        "limit: k line RMW, prefetch L2, 4K", "limit: k line RMW, loop, huge",
+        "limit: k line RMW, prefetch L1, huge", "limit: k line RMW, prefetch L2, huge"};
+    static const char *const lim_read[] = {
+        "limit: k line read, loop, 4K",  "limit: k line read, prefetch L1, 4K",
+        "limit: k line read, prefetch L2, 4K", "limit: k line read, loop, huge",
+        "limit: k line read, prefetch L1, huge", "limit: k line read, prefetch L2, huge"};
+    for (int v = 0; v < 6; v++)
+        add_measure(ms, &nm, OP_LIMIT_RMW, (enum impl_kind)(IMPL_LIMIT_FIRST + v), ins, lim_rmw[v]);
+    static const char *const lim1_rmw[] = {
+        "limit: 1 line RMW, loop, 4K",  "limit: 1 line RMW, prefetch L1, 4K",
+        "limit: 1 line RMW, prefetch L2, 4K", "limit: 1 line RMW, loop, huge",
+        "limit: 1 line RMW, prefetch L1, huge", "limit: 1 line RMW, prefetch L2, huge"};
+    static const char *const lim1_read[] = {
+        "limit: 1 line read, loop, 4K",  "limit: 1 line read, prefetch L1, 4K",
+        "limit: 1 line read, prefetch L2, 4K", "limit: 1 line read, loop, huge",
+        "limit: 1 line read, prefetch L1, huge", "limit: 1 line read, prefetch L2, huge"};
+    if (c->blocked) {
+        for (int v = 0; v < 6; v++)
+            add_measure(ms, &nm, OP_LIMIT1_RMW, (enum impl_kind)(IMPL_LIMIT_FIRST + v), ins,
+                        lim1_rmw[v]);
+        add_measure(ms, &nm, OP_HASH, IMPL_HASH, "hash", "rbf_hash");
+        add_measure(ms, &nm, OP_CALL1_RMW, IMPL_LIMIT_PLAIN_4K, ins, "floor: rbf_hash + 1 line, 4K");
+        add_measure(ms, &nm, OP_CALL1_RMW, IMPL_LIMIT_PLAIN_HUGE, ins,
+                    "floor: rbf_hash + 1 line, huge");
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        enum op_kind op = pass ? OP_CONTAINS_PRESENT : OP_CONTAINS_ABSENT;
+        const char *nmo = pass ? cpr : cab;
+        if (c->flat) {
+            add_measure(ms, &nm, op, IMPL_RBF_SINGLE, nmo, "rbf_contains");
+            add_measure(ms, &nm, op, IMPL_RBF_BATCH, nmo, "rbf_contains_keys");
+        }
+        if (c->blocked) {
+            add_measure(ms, &nm, op, IMPL_RBFB_SINGLE, nmo, "rbf_contains blocked");
+            add_measure(ms, &nm, op, IMPL_RBFB_BATCH, nmo, "rbf_contains_keys blocked");
+        }
+        if (bl_ok && !pass)
+            add_measure(ms, &nm, op, IMPL_LIBBLOOM, nmo, "libbloom bloom_check");
+    }
+    if (bl_ok)
+        add_measure(ms, &nm, OP_CONTAINS_PRESENT, IMPL_LIBBLOOM, cpr, "libbloom bloom_check");
+    for (int v = 0; v < 6; v++)
+        add_measure(ms, &nm, OP_LIMIT_READ, (enum impl_kind)(IMPL_LIMIT_FIRST + v), "contains",
+                    lim_read[v]);
+    if (c->blocked)
+        for (int v = 0; v < 6; v++)
+            add_measure(ms, &nm, OP_LIMIT1_READ, (enum impl_kind)(IMPL_LIMIT_FIRST + v),
+                        "contains", lim1_read[v]);
+    return nm;
+}
+
+/* A warm-up round of every row (which also faults in every page), then
+ * the timed rounds, interleaved; or (--sequential) each row alone, warm-up
+ * and rounds back to back, as a harness timing one library at a time
+ * would.  Then each row's median and range. */
+static void time_rounds(ctx *c, measure *ms, size_t nm)
+{
+    if (c->sequential) {
+        for (size_t i = 0; i < nm; i++) {
+            (void)run_round(c, &ms[i]);
+            for (unsigned r = 0; r < c->reps; r++)
+                ms[i].rounds[r] = run_round(c, &ms[i]);
+        }
+    } else {
+        for (size_t i = 0; i < nm; i++)
+            (void)run_round(c, &ms[i]);
+        for (unsigned r = 0; r < c->reps; r++)
+            for (size_t i = 0; i < nm; i++)
+                ms[i].rounds[r] = run_round(c, &ms[i]);
+    }
+    for (size_t i = 0; i < nm; i++)
+        summarise(&ms[i], c->reps);
+}
+
+/* The insert filters' state after the rounds. */
+static void end_stats(ctx *c, size_result *sr)
+{
+    rbf_stats st;
+    if (c->f) {
+        rbf_get_stats(c->f, &st);
+        sr->rbf_cycles = st.cycles;
+        sr->ins_fill_rbf = rbf_fill(c->f);
+    }
+    if (c->fb) {
+        rbf_get_stats(c->fb, &st);
+        sr->rbfb_cycles = st.cycles;
+        sr->ins_fill_rbfb = rbf_fill(c->fb);
+    }
+    sr->ins_fill_bloom = -1;
+#ifdef RBF_HAVE_LIBBLOOM
+    if (c->have_bl)
+        sr->ins_fill_bloom = bf_bloom_fill(&c->bl);
+#endif
+#ifdef RBF_HAVE_LIBBLOOM
+    sr->bloom_resets = c->bl_resets;
+#endif
+}
+
 static int run_size(ctx *c, size_result *sr)
 {
     uint64_t bits = c->bytes * 8;
@@ -303,7 +419,6 @@ static int run_size(ctx *c, size_result *sr)
         rc = cli_fail(CMD, "cannot create a %llu-bit rbf filter", (unsigned long long)bits);
         goto out;
     }
-    rbf_stats st;
     rbf_config cfg;
     rbf_get_config(c->f ? c->f : c->fb, &cfg);
     sr->rbf_bits = cfg.bits;
@@ -375,68 +490,7 @@ static int run_size(ctx *c, size_result *sr)
 #ifdef RBF_HAVE_LIBBLOOM
     bl_ok = c->have_bl && c->have_blc;
 #endif
-    static const char *ins = "test-and-insert", *cab = "contains (absent)",
-                      *cpr = "contains (present)";
-    if (c->flat) {
-        add_measure(ms, &nm, OP_INSERT, IMPL_RBF_SINGLE, ins, "rbf_insert");
-        add_measure(ms, &nm, OP_INSERT, IMPL_RBF_BATCH, ins, "rbf_insert_keys");
-    }
-    if (c->blocked) {
-        add_measure(ms, &nm, OP_INSERT, IMPL_RBFB_SINGLE, ins, "rbf_insert blocked");
-        add_measure(ms, &nm, OP_INSERT, IMPL_RBFB_BATCH, ins, "rbf_insert_keys blocked");
-    }
-    if (bl_ok)
-        add_measure(ms, &nm, OP_INSERT, IMPL_LIBBLOOM, ins, "libbloom bloom_add");
-    static const char *const lim_rmw[] = {
-        "limit: k line RMW, loop, 4K",  "limit: k line RMW, prefetch L1, 4K",
-        "limit: k line RMW, prefetch L2, 4K", "limit: k line RMW, loop, huge",
-        "limit: k line RMW, prefetch L1, huge", "limit: k line RMW, prefetch L2, huge"};
-    static const char *const lim_read[] = {
-        "limit: k line read, loop, 4K",  "limit: k line read, prefetch L1, 4K",
-        "limit: k line read, prefetch L2, 4K", "limit: k line read, loop, huge",
-        "limit: k line read, prefetch L1, huge", "limit: k line read, prefetch L2, huge"};
-    for (int v = 0; v < 6; v++)
-        add_measure(ms, &nm, OP_LIMIT_RMW, (enum impl_kind)(IMPL_LIMIT_FIRST + v), ins, lim_rmw[v]);
-    static const char *const lim1_rmw[] = {
-        "limit: 1 line RMW, loop, 4K",  "limit: 1 line RMW, prefetch L1, 4K",
-        "limit: 1 line RMW, prefetch L2, 4K", "limit: 1 line RMW, loop, huge",
-        "limit: 1 line RMW, prefetch L1, huge", "limit: 1 line RMW, prefetch L2, huge"};
-    static const char *const lim1_read[] = {
-        "limit: 1 line read, loop, 4K",  "limit: 1 line read, prefetch L1, 4K",
-        "limit: 1 line read, prefetch L2, 4K", "limit: 1 line read, loop, huge",
-        "limit: 1 line read, prefetch L1, huge", "limit: 1 line read, prefetch L2, huge"};
-    if (c->blocked) {
-        for (int v = 0; v < 6; v++)
-            add_measure(ms, &nm, OP_LIMIT1_RMW, (enum impl_kind)(IMPL_LIMIT_FIRST + v), ins,
-                        lim1_rmw[v]);
-        add_measure(ms, &nm, OP_HASH, IMPL_HASH, "hash", "rbf_hash");
-        add_measure(ms, &nm, OP_CALL1_RMW, IMPL_LIMIT_PLAIN_4K, ins, "floor: rbf_hash + 1 line, 4K");
-        add_measure(ms, &nm, OP_CALL1_RMW, IMPL_LIMIT_PLAIN_HUGE, ins,
-                    "floor: rbf_hash + 1 line, huge");
-    }
-    for (int pass = 0; pass < 2; pass++) {
-        enum op_kind op = pass ? OP_CONTAINS_PRESENT : OP_CONTAINS_ABSENT;
-        const char *nmo = pass ? cpr : cab;
-        if (c->flat) {
-            add_measure(ms, &nm, op, IMPL_RBF_SINGLE, nmo, "rbf_contains");
-            add_measure(ms, &nm, op, IMPL_RBF_BATCH, nmo, "rbf_contains_keys");
-        }
-        if (c->blocked) {
-            add_measure(ms, &nm, op, IMPL_RBFB_SINGLE, nmo, "rbf_contains blocked");
-            add_measure(ms, &nm, op, IMPL_RBFB_BATCH, nmo, "rbf_contains_keys blocked");
-        }
-        if (bl_ok && !pass)
-            add_measure(ms, &nm, op, IMPL_LIBBLOOM, nmo, "libbloom bloom_check");
-    }
-    if (bl_ok)
-        add_measure(ms, &nm, OP_CONTAINS_PRESENT, IMPL_LIBBLOOM, cpr, "libbloom bloom_check");
-    for (int v = 0; v < 6; v++)
-        add_measure(ms, &nm, OP_LIMIT_READ, (enum impl_kind)(IMPL_LIMIT_FIRST + v), "contains",
-                    lim_read[v]);
-    if (c->blocked)
-        for (int v = 0; v < 6; v++)
-            add_measure(ms, &nm, OP_LIMIT1_READ, (enum impl_kind)(IMPL_LIMIT_FIRST + v),
-                        "contains", lim1_read[v]);
+    nm = list_measures(c, ms, bl_ok);
     sr->ms = ms;
     sr->nms = nm;
     for (size_t i = 0; i < nm; i++) {
@@ -446,42 +500,8 @@ static int run_size(ctx *c, size_result *sr)
             goto out;
         }
     }
-    /* warm-up round (also faults in every page), then interleaved rounds;
-     * or (--sequential) each measurement alone, warm-up and rounds back to
-     * back, as a harness timing one library at a time would */
-    if (c->sequential) {
-        for (size_t i = 0; i < nm; i++) {
-            (void)run_round(c, &ms[i]);
-            for (unsigned r = 0; r < c->reps; r++)
-                ms[i].rounds[r] = run_round(c, &ms[i]);
-        }
-    } else {
-        for (size_t i = 0; i < nm; i++)
-            (void)run_round(c, &ms[i]);
-        for (unsigned r = 0; r < c->reps; r++)
-            for (size_t i = 0; i < nm; i++)
-                ms[i].rounds[r] = run_round(c, &ms[i]);
-    }
-    for (size_t i = 0; i < nm; i++)
-        summarise(&ms[i], c->reps);
-    if (c->f) {
-        rbf_get_stats(c->f, &st);
-        sr->rbf_cycles = st.cycles;
-        sr->ins_fill_rbf = rbf_fill(c->f);
-    }
-    if (c->fb) {
-        rbf_get_stats(c->fb, &st);
-        sr->rbfb_cycles = st.cycles;
-        sr->ins_fill_rbfb = rbf_fill(c->fb);
-    }
-    sr->ins_fill_bloom = -1;
-#ifdef RBF_HAVE_LIBBLOOM
-    if (c->have_bl)
-        sr->ins_fill_bloom = bf_bloom_fill(&c->bl);
-#endif
-#ifdef RBF_HAVE_LIBBLOOM
-    sr->bloom_resets = c->bl_resets;
-#endif
+    time_rounds(c, ms, nm);
+    end_stats(c, sr);
 out:
     rbf_free(c->f);
     rbf_free(c->fc);
