@@ -277,6 +277,98 @@ typedef struct cell {
     double cpu_med;
 } cell;
 
+/* One size's rows as JSON (an element of "sizes"). */
+static void print_size_json(const bench_threads_opts *o, cell (*cells)[BENCH_MAX_THREADS + 1],
+                            uint64_t bytes, uint64_t cycles, size_t si)
+{
+    const unsigned N = o->threads;
+    printf("%s{\"bytes\":%llu,\"concurrent_cycles\":%llu,\"rows\":[", si ? "," : "",
+           (unsigned long long)bytes, (unsigned long long)cycles);
+    int first = 1;
+    for (int r = 0; r < NROWS; r++)
+        for (unsigned T = 1; T <= N; T++) {
+            if (r == ROW_SINGLE && T > 1)
+                break;
+            printf("%s{\"implementation\":", first ? "" : ",");
+            first = 0;
+            cli_json_string(stdout, row_names[r]);
+            printf(",\"threads\":%u,\"mops\":", T);
+            cli_json_double(stdout, cells[r][T].mops);
+            printf(",\"cpu_ns_per_insert\":");
+            cli_json_double(stdout, cells[r][T].cpu_med);
+            printf(",\"mops_if_free_cores\":");
+            if (r == ROW_MUTEX)
+                printf("null");
+            else
+                cli_json_double(stdout, (double)T * 1e3 / cells[r][T].cpu_med);
+            printf(",\"ns_per_insert_per_thread\":");
+            cli_json_double(stdout, cells[r][T].ns[o->reps / 2] / (double)o->keys);
+            printf(",\"rounds_ns\":[");
+            for (unsigned i = 0; i < o->reps; i++) {
+                if (i)
+                    putchar(',');
+                cli_json_double(stdout, cells[r][T].ns[i]);
+            }
+            printf("]}");
+        }
+    printf("],\"limit_2t_over_1t\":");
+    if (N >= 2)
+        cli_json_double(stdout, cells[ROW_LIMIT][2].mops / cells[ROW_LIMIT][1].mops);
+    else
+        printf("null");
+    printf(",\"concurrent_2t_over_1t\":");
+    if (N >= 2)
+        cli_json_double(stdout, cells[ROW_CONC][2].mops / cells[ROW_CONC][1].mops);
+    else
+        printf("null");
+    printf(",\"concurrent_2t_over_1t_if_free_cores\":");
+    if (N >= 2)
+        cli_json_double(stdout, 2 * cells[ROW_CONC][1].cpu_med /
+                                    cells[ROW_CONC][2].cpu_med);
+    else
+        printf("null");
+    printf("}");
+}
+
+/* One size's table. */
+static void print_size_text(const bench_threads_opts *o, cell (*cells)[BENCH_MAX_THREADS + 1],
+                            uint64_t bytes, uint64_t cycles)
+{
+    const unsigned N = o->threads;
+    printf("\n%llu KiB per filter (concurrent filter: %llu recycles)\n",
+           (unsigned long long)(bytes >> 10), (unsigned long long)cycles);
+    printf("  wall clock: Mops/s (all threads)                            CPU ns per insert (if T free cores: Mops/s)\n");
+    printf("  threads  concurrent (vs 1T)   mutex  per-thread  limit (vs 1T)   concurrent        mutex   per-thread        limit\n");
+    for (unsigned T = 1; T <= N; T++) {
+        printf("  %7u  %10.1f %6.2fx %7.1f %11.1f %6.1f %6.2fx", T, cells[ROW_CONC][T].mops,
+               cells[ROW_CONC][T].mops / cells[ROW_CONC][1].mops,
+               cells[ROW_MUTEX][T].mops, cells[ROW_PER_THREAD][T].mops,
+               cells[ROW_LIMIT][T].mops,
+               cells[ROW_LIMIT][T].mops / cells[ROW_LIMIT][1].mops);
+        const int rows4[4] = {ROW_CONC, ROW_MUTEX, ROW_PER_THREAD, ROW_LIMIT};
+        for (int q = 0; q < 4; q++) {
+            double cn = cells[rows4[q]][T].cpu_med;
+            if (rows4[q] == ROW_MUTEX) /* serialised: no more cores help */
+                printf("  %6.1f (    -)", cn);
+            else
+                printf("  %6.1f (%5.1f)", cn, (double)T * 1e3 / cn);
+        }
+        putchar('\n');
+    }
+    printf("  single-writer filter (concurrent = 0), one thread, no lock: %.1f Mops/s, "
+           "%.1f CPU ns per insert\n",
+           cells[ROW_SINGLE][1].mops, cells[ROW_SINGLE][1].cpu_med);
+    if (N >= 2)
+        printf("  2 threads / 1 thread, concurrent = 1: %.2fx wall clock; %.2fx if 2 "
+               "free cores (from CPU time per insert)\n",
+               cells[ROW_CONC][2].mops / cells[ROW_CONC][1].mops,
+               2 * cells[ROW_CONC][1].cpu_med / cells[ROW_CONC][2].cpu_med);
+    if (N >= 2)
+        printf("  the machine's limit (limit: k tested-and-set random bits of one shared array "
+               "per key, no filter): 2 threads / 1 thread = %.2fx\n",
+               cells[ROW_LIMIT][2].mops / cells[ROW_LIMIT][1].mops);
+}
+
 int bench_threads_run(const bench_threads_opts *o)
 {
     const unsigned N = o->threads;
@@ -360,87 +452,10 @@ int bench_threads_run(const bench_threads_opts *o)
                 }
             rbf_stats cs;
             rbf_get_stats(conc, &cs);
-            if (o->json) {
-                printf("%s{\"bytes\":%llu,\"concurrent_cycles\":%llu,\"rows\":[", si ? "," : "",
-                       (unsigned long long)bytes, (unsigned long long)cs.cycles);
-                int first = 1;
-                for (int r = 0; r < NROWS; r++)
-                    for (unsigned T = 1; T <= N; T++) {
-                        if (r == ROW_SINGLE && T > 1)
-                            break;
-                        printf("%s{\"implementation\":", first ? "" : ",");
-                        first = 0;
-                        cli_json_string(stdout, row_names[r]);
-                        printf(",\"threads\":%u,\"mops\":", T);
-                        cli_json_double(stdout, cells[r][T].mops);
-                        printf(",\"cpu_ns_per_insert\":");
-                        cli_json_double(stdout, cells[r][T].cpu_med);
-                        printf(",\"mops_if_free_cores\":");
-                        if (r == ROW_MUTEX)
-                            printf("null");
-                        else
-                            cli_json_double(stdout, (double)T * 1e3 / cells[r][T].cpu_med);
-                        printf(",\"ns_per_insert_per_thread\":");
-                        cli_json_double(stdout, cells[r][T].ns[o->reps / 2] / (double)o->keys);
-                        printf(",\"rounds_ns\":[");
-                        for (unsigned i = 0; i < o->reps; i++) {
-                            if (i)
-                                putchar(',');
-                            cli_json_double(stdout, cells[r][T].ns[i]);
-                        }
-                        printf("]}");
-                    }
-                printf("],\"limit_2t_over_1t\":");
-                if (N >= 2)
-                    cli_json_double(stdout, cells[ROW_LIMIT][2].mops / cells[ROW_LIMIT][1].mops);
-                else
-                    printf("null");
-                printf(",\"concurrent_2t_over_1t\":");
-                if (N >= 2)
-                    cli_json_double(stdout, cells[ROW_CONC][2].mops / cells[ROW_CONC][1].mops);
-                else
-                    printf("null");
-                printf(",\"concurrent_2t_over_1t_if_free_cores\":");
-                if (N >= 2)
-                    cli_json_double(stdout, 2 * cells[ROW_CONC][1].cpu_med /
-                                                cells[ROW_CONC][2].cpu_med);
-                else
-                    printf("null");
-                printf("}");
-            } else {
-                printf("\n%llu KiB per filter (concurrent filter: %llu recycles)\n",
-                       (unsigned long long)(bytes >> 10), (unsigned long long)cs.cycles);
-                printf("  wall clock: Mops/s (all threads)                            CPU ns per insert (if T free cores: Mops/s)\n");
-                printf("  threads  concurrent (vs 1T)   mutex  per-thread  limit (vs 1T)   concurrent        mutex   per-thread        limit\n");
-                for (unsigned T = 1; T <= N; T++) {
-                    printf("  %7u  %10.1f %6.2fx %7.1f %11.1f %6.1f %6.2fx", T, cells[ROW_CONC][T].mops,
-                           cells[ROW_CONC][T].mops / cells[ROW_CONC][1].mops,
-                           cells[ROW_MUTEX][T].mops, cells[ROW_PER_THREAD][T].mops,
-                           cells[ROW_LIMIT][T].mops,
-                           cells[ROW_LIMIT][T].mops / cells[ROW_LIMIT][1].mops);
-                    const int rows4[4] = {ROW_CONC, ROW_MUTEX, ROW_PER_THREAD, ROW_LIMIT};
-                    for (int q = 0; q < 4; q++) {
-                        double cn = cells[rows4[q]][T].cpu_med;
-                        if (rows4[q] == ROW_MUTEX) /* serialised: no more cores help */
-                            printf("  %6.1f (    -)", cn);
-                        else
-                            printf("  %6.1f (%5.1f)", cn, (double)T * 1e3 / cn);
-                    }
-                    putchar('\n');
-                }
-                printf("  single-writer filter (concurrent = 0), one thread, no lock: %.1f Mops/s, "
-                       "%.1f CPU ns per insert\n",
-                       cells[ROW_SINGLE][1].mops, cells[ROW_SINGLE][1].cpu_med);
-                if (N >= 2)
-                    printf("  2 threads / 1 thread, concurrent = 1: %.2fx wall clock; %.2fx if 2 "
-                           "free cores (from CPU time per insert)\n",
-                           cells[ROW_CONC][2].mops / cells[ROW_CONC][1].mops,
-                           2 * cells[ROW_CONC][1].cpu_med / cells[ROW_CONC][2].cpu_med);
-                if (N >= 2)
-                    printf("  the machine's limit (limit: k tested-and-set random bits of one shared array "
-                           "per key, no filter): 2 threads / 1 thread = %.2fx\n",
-                           cells[ROW_LIMIT][2].mops / cells[ROW_LIMIT][1].mops);
-            }
+            if (o->json)
+                print_size_json(o, cells, bytes, cs.cycles, si);
+            else
+                print_size_text(o, cells, bytes, cs.cycles);
         }
         for (int r = 0; r < NROWS; r++)
             for (unsigned T = 1; T <= N; T++) {
