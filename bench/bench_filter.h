@@ -1,6 +1,7 @@
 /*
  * bench_filter.h -- the pieces of `rbf bench filter` (internal to bench/):
- *   bench_filter.c         the options, the measurements and main
+ *   bench_filter.c         the measurements and main
+ *   bench_filter_options.c the command line
  *   bench_filter_limits.c  the machine-limit kernels (k random word or line
  *                          accesses per operation) and their buffers
  *   bench_libbloom.c       the libbloom adapter (the comparison library)
@@ -171,6 +172,20 @@ typedef struct size_result {
     measure *ms;
     size_t nms;
 } size_result;
+
+/* What the command line gives besides the measurement options of ctx. */
+typedef struct args {
+    uint64_t sizes[MAX_SIZES];
+    size_t nsz;
+    unsigned threads;
+    int sizes_given, keys_given, batch_given;
+    int help; /* --help printed: return the result */
+} bf_args;
+
+/* ---- the command line (bench_filter_options.c): 0 and a->help = 0 to
+ * go on, else the exit code (after --help, or the error reported) */
+int bf_parse_options(int argc, char **argv, ctx *c, bf_args *a);
+int bf_check_options(const ctx *c, const bf_args *a);
 
 /* ---- the machine-limit kernels (bench_filter_limits.c) */
 
