@@ -9,9 +9,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The harness (bench_harness.c): qsort's comparison of doubles, an
+ * ascending sort of n rounds (for medians and quantiles), and the
+ * one-minute load average (-1 when unknown). */
+int bench_cmp_double(const void *a, const void *b);
+void bench_sort(double *v, size_t n);
+double bench_load(void);
+
 int bench_dispatch(int argc, char **argv); /* argv[0] = "bench" */
 
-int bench_filter_main(int argc, char **argv); /* bench_filter.c: issue "filter throughput" */
+int bench_filter_main(int argc, char **argv); /* bench_filter.c: filter throughput */
 int bench_model_main(int argc, char **argv);  /* bench_model.c: fast vs paper, plan time */
 int bench_plan_main(int argc, char **argv);   /* bench_plan.c: planner time per reservation */
 int bench_sim_main(int argc, char **argv);    /* bench_sim.c: simulator arrivals per second */

@@ -132,12 +132,6 @@ static int run_once(char *const argv[], const char *input, double *secs, double 
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void usage(FILE *fp)
 {
     fprintf(fp,
@@ -154,6 +148,39 @@ static void usage(FILE *fp)
             "--redis URL adds a row for the shared filter of a server with the rbf module\n"
             "('rbf dedup --redis URL --key rbf-bench-dedup-PID-TIME --layout flat'; the key\n"
             "is left on the server).\n");
+}
+
+/* The input: the given file, its lines counted into *lines; or, when
+ * *input is NULL, *lines lines of `distinct` ids generated into tmpl
+ * (*made = 1).  0, or the exit code of the failure reported. */
+static int prepare_input(char *tmpl, const char **input, uint64_t *lines, uint64_t distinct,
+                         int *made)
+{
+    if (!*input) {
+        int fd = mkstemp(tmpl);
+        if (fd < 0)
+            return cli_fail(BCMD, "cannot create a temporary file: %s", strerror(errno));
+        close(fd);
+        fprintf(stderr, "generating %" PRIu64 " lines of %" PRIu64 " distinct ids...\n", *lines,
+                distinct);
+        if (make_input(tmpl, *lines, distinct) < 0) {
+            int e = errno;
+            unlink(tmpl);
+            return cli_fail(BCMD, "cannot write %s: %s", tmpl, strerror(e));
+        }
+        *input = tmpl;
+        *made = 1;
+        return 0;
+    }
+    FILE *fp = fopen(*input, "rb");
+    if (!fp)
+        return cli_fail(BCMD, "%s: %s", *input, strerror(errno));
+    *lines = 0;
+    int ch;
+    while ((ch = getc(fp)) != EOF)
+        *lines += ch == '\n';
+    fclose(fp);
+    return 0;
 }
 
 int bench_dedup_main(int argc, char **argv)
@@ -212,35 +239,9 @@ int bench_dedup_main(int argc, char **argv)
     }
     char tmpl[] = "/tmp/rbf-bench-dedup-XXXXXX";
     int made = 0;
-    if (!input) {
-        int fd = mkstemp(tmpl);
-        if (fd < 0) {
-            free(rbf);
-            return cli_fail(BCMD, "cannot create a temporary file: %s", strerror(errno));
-        }
-        close(fd);
-        fprintf(stderr, "generating %" PRIu64 " lines of %" PRIu64 " distinct ids...\n", lines,
-                distinct);
-        if (make_input(tmpl, lines, distinct) < 0) {
-            int e = errno;
-            unlink(tmpl);
-            free(rbf);
-            return cli_fail(BCMD, "cannot write %s: %s", tmpl, strerror(e));
-        }
-        input = tmpl;
-        made = 1;
-    } else {
-        /* count the lines of a given input */
-        FILE *fp = fopen(input, "rb");
-        if (!fp) {
-            free(rbf);
-            return cli_fail(BCMD, "%s: %s", input, strerror(errno));
-        }
-        lines = 0;
-        int ch;
-        while ((ch = getc(fp)) != EOF)
-            lines += ch == '\n';
-        fclose(fp);
+    if ((rc = prepare_input(tmpl, &input, &lines, distinct, &made))) {
+        free(rbf);
+        return rc;
     }
     struct stat sb;
     uint64_t in_bytes = stat(input, &sb) == 0 ? (uint64_t)sb.st_size : 0;
@@ -303,8 +304,8 @@ int bench_dedup_main(int argc, char **argv)
             rc = CLI_EXIT_FAIL;
             continue;
         }
-        qsort(secs, (size_t)runs, sizeof secs[0], cmp_double);
-        qsort(cpus, (size_t)runs, sizeof cpus[0], cmp_double);
+        qsort(secs, (size_t)runs, sizeof secs[0], bench_cmp_double);
+        qsort(cpus, (size_t)runs, sizeof cpus[0], bench_cmp_double);
         med[t] = secs[runs / 2];
         medcpu[t] = cpus[runs / 2];
         char speed[40] = "";

@@ -214,6 +214,48 @@ static int gap_at(uint64_t M, double eps, gap_row *g)
     return 0;
 }
 
+/* The whole run as one JSON document (--json). */
+static void print_json(unsigned k, const sweep_row *rows, unsigned nrows, double eps,
+                       const unsigned *plan_logs, const double *plan_s, unsigned nplan,
+                       const gap_row *gaps, unsigned ngap)
+{
+    printf("{\"clock\": \"cpu\", \"hashes\": %u, \"sweeps\": [", k);
+    for (unsigned i = 0; i < nrows; i++) {
+        printf("%s{\"bits\": %llu, \"fast_seconds\": ", i ? ", " : "",
+               (unsigned long long)((uint64_t)1 << rows[i].log2m));
+        cli_json_double(stdout, rows[i].fast_s);
+        printf(", \"paper_seconds\": ");
+        cli_json_double(stdout, rows[i].paper_s);
+        printf(", \"paper_extrapolated\": %s, \"speedup\": ",
+               rows[i].extrapolated ? "true" : "false");
+        cli_json_double(stdout, rows[i].paper_s / rows[i].fast_s);
+        printf("}");
+    }
+    printf("], \"plan_fp\": ");
+    cli_json_double(stdout, eps);
+    printf(", \"plans\": [");
+    for (unsigned i = 0; i < nplan; i++) {
+        printf("%s{\"bits\": %llu, \"seconds\": ", i ? ", " : "",
+               (unsigned long long)((uint64_t)1 << plan_logs[i]));
+        cli_json_double(stdout, plan_s[i]);
+        printf("}");
+    }
+    printf("], \"gaps\": [");
+    for (unsigned i = 0; i < ngap; i++) {
+        printf("%s{\"bits\": %llu, \"model_gap\": ", i ? ", " : "",
+               (unsigned long long)((uint64_t)1 << (20 + 2 * i)));
+        cli_json_double(stdout, gaps[i].model_gap);
+        printf(", \"plan_same\": %s, \"capacity_gap\": ", gaps[i].plan_same ? "true" : "false");
+        cli_json_double(stdout, gaps[i].cap_gap);
+        printf(", \"exact_plan_seconds\": ");
+        cli_json_double(stdout, gaps[i].exact_plan_s);
+        printf(", \"fast_plan_seconds\": ");
+        cli_json_double(stdout, gaps[i].fast_plan_s);
+        printf("}");
+    }
+    printf("]}\n");
+}
+
 int bench_model_main(int argc, char **argv)
 {
     unsigned k = 4, maxlog = 20;
@@ -352,42 +394,7 @@ int bench_model_main(int argc, char **argv)
             fflush(stdout);
         }
     }
-    if (json) {
-        printf("{\"clock\": \"cpu\", \"hashes\": %u, \"sweeps\": [", k);
-        for (unsigned i = 0; i < nrows; i++) {
-            printf("%s{\"bits\": %llu, \"fast_seconds\": ", i ? ", " : "",
-                   (unsigned long long)((uint64_t)1 << rows[i].log2m));
-            cli_json_double(stdout, rows[i].fast_s);
-            printf(", \"paper_seconds\": ");
-            cli_json_double(stdout, rows[i].paper_s);
-            printf(", \"paper_extrapolated\": %s, \"speedup\": ",
-                   rows[i].extrapolated ? "true" : "false");
-            cli_json_double(stdout, rows[i].paper_s / rows[i].fast_s);
-            printf("}");
-        }
-        printf("], \"plan_fp\": ");
-        cli_json_double(stdout, eps);
-        printf(", \"plans\": [");
-        for (unsigned i = 0; i < nplan; i++) {
-            printf("%s{\"bits\": %llu, \"seconds\": ", i ? ", " : "",
-                   (unsigned long long)((uint64_t)1 << plan_logs[i]));
-            cli_json_double(stdout, plan_s[i]);
-            printf("}");
-        }
-        printf("], \"gaps\": [");
-        for (unsigned i = 0; i < ngap; i++) {
-            printf("%s{\"bits\": %llu, \"model_gap\": ", i ? ", " : "",
-                   (unsigned long long)((uint64_t)1 << (20 + 2 * i)));
-            cli_json_double(stdout, gaps[i].model_gap);
-            printf(", \"plan_same\": %s, \"capacity_gap\": ", gaps[i].plan_same ? "true" : "false");
-            cli_json_double(stdout, gaps[i].cap_gap);
-            printf(", \"exact_plan_seconds\": ");
-            cli_json_double(stdout, gaps[i].exact_plan_s);
-            printf(", \"fast_plan_seconds\": ");
-            cli_json_double(stdout, gaps[i].fast_plan_s);
-            printf("}");
-        }
-        printf("]}\n");
-    }
+    if (json)
+        print_json(k, rows, nrows, eps, plan_logs, plan_s, nplan, gaps, ngap);
     return cli_finish_stdout(CMD);
 }

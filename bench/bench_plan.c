@@ -69,12 +69,6 @@ typedef struct slow_call {
     int rc;
 } slow_call;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The q-quantile (nearest rank) of n sorted values. */
 static double quantile(const double *v, size_t n, double q)
 {
@@ -225,7 +219,7 @@ int bench_plan_main(int argc, char **argv)
                     }
                 }
         }
-        qsort(t, n, sizeof *t, cmp_double);
+        qsort(t, n, sizeof *t, bench_cmp_double);
         double p50 = quantile(t, n, 0.5) * 1e3, p95 = quantile(t, n, 0.95) * 1e3,
                mx = t[n - 1] * 1e3;
         if (json) {

@@ -91,7 +91,6 @@ static void gen_keys(uint8_t *out, uint64_t n, uint64_t stream, uint64_t *next)
     }
 }
 
-static int cmp_double(const void *a, const void *b);
 
 /* The machine's limit for the concurrent filter's access pattern: per key,
  * k random bits of one array shared by every thread, each tested and, if
@@ -181,7 +180,7 @@ static double line_trip_ns(uint64_t trips)
         v[run] = (cli_wall_seconds() - t0) * 1e9 / (2.0 * (double)p->trips);
         free(p);
     }
-    qsort(v, 5, sizeof v[0], cmp_double);
+    qsort(v, 5, sizeof v[0], bench_cmp_double);
     return v[2];
 }
 
@@ -271,12 +270,6 @@ static double run_round(shared *s, uint64_t *next_key, uint64_t stream, double *
     return (t1 - t0) * 1e9;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 typedef struct cell {
     double *ns;  /* per round */
     double *cpu; /* CPU ns per insert, per round */
@@ -284,12 +277,103 @@ typedef struct cell {
     double cpu_med;
 } cell;
 
+/* One size's rows as JSON (an element of "sizes"). */
+static void print_size_json(const bench_threads_opts *o, cell (*cells)[BENCH_MAX_THREADS + 1],
+                            uint64_t bytes, uint64_t cycles, size_t si)
+{
+    const unsigned N = o->threads;
+    printf("%s{\"bytes\":%llu,\"concurrent_cycles\":%llu,\"rows\":[", si ? "," : "",
+           (unsigned long long)bytes, (unsigned long long)cycles);
+    int first = 1;
+    for (int r = 0; r < NROWS; r++)
+        for (unsigned T = 1; T <= N; T++) {
+            if (r == ROW_SINGLE && T > 1)
+                break;
+            printf("%s{\"implementation\":", first ? "" : ",");
+            first = 0;
+            cli_json_string(stdout, row_names[r]);
+            printf(",\"threads\":%u,\"mops\":", T);
+            cli_json_double(stdout, cells[r][T].mops);
+            printf(",\"cpu_ns_per_insert\":");
+            cli_json_double(stdout, cells[r][T].cpu_med);
+            printf(",\"mops_if_free_cores\":");
+            if (r == ROW_MUTEX)
+                printf("null");
+            else
+                cli_json_double(stdout, (double)T * 1e3 / cells[r][T].cpu_med);
+            printf(",\"ns_per_insert_per_thread\":");
+            cli_json_double(stdout, cells[r][T].ns[o->reps / 2] / (double)o->keys);
+            printf(",\"rounds_ns\":[");
+            for (unsigned i = 0; i < o->reps; i++) {
+                if (i)
+                    putchar(',');
+                cli_json_double(stdout, cells[r][T].ns[i]);
+            }
+            printf("]}");
+        }
+    printf("],\"limit_2t_over_1t\":");
+    if (N >= 2)
+        cli_json_double(stdout, cells[ROW_LIMIT][2].mops / cells[ROW_LIMIT][1].mops);
+    else
+        printf("null");
+    printf(",\"concurrent_2t_over_1t\":");
+    if (N >= 2)
+        cli_json_double(stdout, cells[ROW_CONC][2].mops / cells[ROW_CONC][1].mops);
+    else
+        printf("null");
+    printf(",\"concurrent_2t_over_1t_if_free_cores\":");
+    if (N >= 2)
+        cli_json_double(stdout, 2 * cells[ROW_CONC][1].cpu_med /
+                                    cells[ROW_CONC][2].cpu_med);
+    else
+        printf("null");
+    printf("}");
+}
+
+/* One size's table. */
+static void print_size_text(const bench_threads_opts *o, cell (*cells)[BENCH_MAX_THREADS + 1],
+                            uint64_t bytes, uint64_t cycles)
+{
+    const unsigned N = o->threads;
+    printf("\n%llu KiB per filter (concurrent filter: %llu recycles)\n",
+           (unsigned long long)(bytes >> 10), (unsigned long long)cycles);
+    printf("  wall clock: Mops/s (all threads)                            CPU ns per insert (if T free cores: Mops/s)\n");
+    printf("  threads  concurrent (vs 1T)   mutex  per-thread  limit (vs 1T)   concurrent        mutex   per-thread        limit\n");
+    for (unsigned T = 1; T <= N; T++) {
+        printf("  %7u  %10.1f %6.2fx %7.1f %11.1f %6.1f %6.2fx", T, cells[ROW_CONC][T].mops,
+               cells[ROW_CONC][T].mops / cells[ROW_CONC][1].mops,
+               cells[ROW_MUTEX][T].mops, cells[ROW_PER_THREAD][T].mops,
+               cells[ROW_LIMIT][T].mops,
+               cells[ROW_LIMIT][T].mops / cells[ROW_LIMIT][1].mops);
+        const int rows4[4] = {ROW_CONC, ROW_MUTEX, ROW_PER_THREAD, ROW_LIMIT};
+        for (int q = 0; q < 4; q++) {
+            double cn = cells[rows4[q]][T].cpu_med;
+            if (rows4[q] == ROW_MUTEX) /* serialised: no more cores help */
+                printf("  %6.1f (    -)", cn);
+            else
+                printf("  %6.1f (%5.1f)", cn, (double)T * 1e3 / cn);
+        }
+        putchar('\n');
+    }
+    printf("  single-writer filter (concurrent = 0), one thread, no lock: %.1f Mops/s, "
+           "%.1f CPU ns per insert\n",
+           cells[ROW_SINGLE][1].mops, cells[ROW_SINGLE][1].cpu_med);
+    if (N >= 2)
+        printf("  2 threads / 1 thread, concurrent = 1: %.2fx wall clock; %.2fx if 2 "
+               "free cores (from CPU time per insert)\n",
+               cells[ROW_CONC][2].mops / cells[ROW_CONC][1].mops,
+               2 * cells[ROW_CONC][1].cpu_med / cells[ROW_CONC][2].cpu_med);
+    if (N >= 2)
+        printf("  the machine's limit (limit: k tested-and-set random bits of one shared array "
+               "per key, no filter): 2 threads / 1 thread = %.2fx\n",
+               cells[ROW_LIMIT][2].mops / cells[ROW_LIMIT][1].mops);
+}
+
 int bench_threads_run(const bench_threads_opts *o)
 {
     const unsigned N = o->threads;
     int rc = 0;
-    double la[1] = {0};
-    double load0 = getloadavg(la, 1) == 1 ? la[0] : -1;
+    double load0 = bench_load();
     if (o->json)
         printf("{\"benchmark\":\"filter-threads\",\"rbf_version\":\"%s\",\"hashes\":%u,"
                "\"key_bytes\":%u,\"keys_per_thread_per_round\":%llu,\"reps\":%u,"
@@ -360,95 +444,18 @@ int bench_threads_run(const bench_threads_opts *o)
                 for (unsigned T = 1; T <= N; T++) {
                     if (r == ROW_SINGLE && T > 1)
                         break;
-                    qsort(cells[r][T].ns, o->reps, sizeof(double), cmp_double);
+                    qsort(cells[r][T].ns, o->reps, sizeof(double), bench_cmp_double);
                     double med = cells[r][T].ns[o->reps / 2];
                     cells[r][T].mops = (double)T * (double)o->keys / med * 1e3;
-                    qsort(cells[r][T].cpu, o->reps, sizeof(double), cmp_double);
+                    qsort(cells[r][T].cpu, o->reps, sizeof(double), bench_cmp_double);
                     cells[r][T].cpu_med = cells[r][T].cpu[o->reps / 2];
                 }
             rbf_stats cs;
             rbf_get_stats(conc, &cs);
-            if (o->json) {
-                printf("%s{\"bytes\":%llu,\"concurrent_cycles\":%llu,\"rows\":[", si ? "," : "",
-                       (unsigned long long)bytes, (unsigned long long)cs.cycles);
-                int first = 1;
-                for (int r = 0; r < NROWS; r++)
-                    for (unsigned T = 1; T <= N; T++) {
-                        if (r == ROW_SINGLE && T > 1)
-                            break;
-                        printf("%s{\"implementation\":", first ? "" : ",");
-                        first = 0;
-                        cli_json_string(stdout, row_names[r]);
-                        printf(",\"threads\":%u,\"mops\":", T);
-                        cli_json_double(stdout, cells[r][T].mops);
-                        printf(",\"cpu_ns_per_insert\":");
-                        cli_json_double(stdout, cells[r][T].cpu_med);
-                        printf(",\"mops_if_free_cores\":");
-                        if (r == ROW_MUTEX)
-                            printf("null");
-                        else
-                            cli_json_double(stdout, (double)T * 1e3 / cells[r][T].cpu_med);
-                        printf(",\"ns_per_insert_per_thread\":");
-                        cli_json_double(stdout, cells[r][T].ns[o->reps / 2] / (double)o->keys);
-                        printf(",\"rounds_ns\":[");
-                        for (unsigned i = 0; i < o->reps; i++) {
-                            if (i)
-                                putchar(',');
-                            cli_json_double(stdout, cells[r][T].ns[i]);
-                        }
-                        printf("]}");
-                    }
-                printf("],\"limit_2t_over_1t\":");
-                if (N >= 2)
-                    cli_json_double(stdout, cells[ROW_LIMIT][2].mops / cells[ROW_LIMIT][1].mops);
-                else
-                    printf("null");
-                printf(",\"concurrent_2t_over_1t\":");
-                if (N >= 2)
-                    cli_json_double(stdout, cells[ROW_CONC][2].mops / cells[ROW_CONC][1].mops);
-                else
-                    printf("null");
-                printf(",\"concurrent_2t_over_1t_if_free_cores\":");
-                if (N >= 2)
-                    cli_json_double(stdout, 2 * cells[ROW_CONC][1].cpu_med /
-                                                cells[ROW_CONC][2].cpu_med);
-                else
-                    printf("null");
-                printf("}");
-            } else {
-                printf("\n%llu KiB per filter (concurrent filter: %llu recycles)\n",
-                       (unsigned long long)(bytes >> 10), (unsigned long long)cs.cycles);
-                printf("  wall clock: Mops/s (all threads)                            CPU ns per insert (if T free cores: Mops/s)\n");
-                printf("  threads  concurrent (vs 1T)   mutex  per-thread  limit (vs 1T)   concurrent        mutex   per-thread        limit\n");
-                for (unsigned T = 1; T <= N; T++) {
-                    printf("  %7u  %10.1f %6.2fx %7.1f %11.1f %6.1f %6.2fx", T, cells[ROW_CONC][T].mops,
-                           cells[ROW_CONC][T].mops / cells[ROW_CONC][1].mops,
-                           cells[ROW_MUTEX][T].mops, cells[ROW_PER_THREAD][T].mops,
-                           cells[ROW_LIMIT][T].mops,
-                           cells[ROW_LIMIT][T].mops / cells[ROW_LIMIT][1].mops);
-                    const int rows4[4] = {ROW_CONC, ROW_MUTEX, ROW_PER_THREAD, ROW_LIMIT};
-                    for (int q = 0; q < 4; q++) {
-                        double cn = cells[rows4[q]][T].cpu_med;
-                        if (rows4[q] == ROW_MUTEX) /* serialised: no more cores help */
-                            printf("  %6.1f (    -)", cn);
-                        else
-                            printf("  %6.1f (%5.1f)", cn, (double)T * 1e3 / cn);
-                    }
-                    putchar('\n');
-                }
-                printf("  single-writer filter (concurrent = 0), one thread, no lock: %.1f Mops/s, "
-                       "%.1f CPU ns per insert\n",
-                       cells[ROW_SINGLE][1].mops, cells[ROW_SINGLE][1].cpu_med);
-                if (N >= 2)
-                    printf("  2 threads / 1 thread, concurrent = 1: %.2fx wall clock; %.2fx if 2 "
-                           "free cores (from CPU time per insert)\n",
-                           cells[ROW_CONC][2].mops / cells[ROW_CONC][1].mops,
-                           2 * cells[ROW_CONC][1].cpu_med / cells[ROW_CONC][2].cpu_med);
-                if (N >= 2)
-                    printf("  the machine's limit (limit: k tested-and-set random bits of one shared array "
-                           "per key, no filter): 2 threads / 1 thread = %.2fx\n",
-                           cells[ROW_LIMIT][2].mops / cells[ROW_LIMIT][1].mops);
-            }
+            if (o->json)
+                print_size_json(o, cells, bytes, cs.cycles, si);
+            else
+                print_size_text(o, cells, bytes, cs.cycles);
         }
         for (int r = 0; r < NROWS; r++)
             for (unsigned T = 1; T <= N; T++) {
@@ -472,7 +479,7 @@ int bench_threads_run(const bench_threads_opts *o)
     if (rc)
         return rc;
     double trip = N >= 2 ? line_trip_ns(o->keys / 4 < 20000 ? (o->keys / 4 ? o->keys / 4 : 1) : 20000) : -1;
-    double load1 = getloadavg(la, 1) == 1 ? la[0] : -1;
+    double load1 = bench_load();
     if (o->json) {
         printf("],\"line_trip_ns\":");
         if (trip > 0)

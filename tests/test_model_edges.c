@@ -1,6 +1,5 @@
 /*
- * test_model_edges.c -- numerics at the edges (issue 8 item 6 for the
- * models): k = 1..64, M from 1 to 2^40, every valid sigma for small M,
+ * test_model_edges.c -- numerics of the models at the edges: k = 1..64, M from 1 to 2^40, every valid sigma for small M,
  * eps down to 1e-15.  Every result is a number in [0, 1] (rates) or a
  * finite non-negative count, or RBF_EINVAL for invalid input.
  * RBF_TEST_SHRINK (valgrind) thins the grids: every test runs and checks

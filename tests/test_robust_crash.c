@@ -1,10 +1,10 @@
 /*
- * test_robust_crash.c -- crash-safe saves (issue 8): a child process saves a
+ * test_robust_crash.c -- crash-safe saves: a child process saves a
  * filter over an existing file and is killed with SIGKILL; the target must
  * then load as either the complete old filter or the complete new one, byte
  * for byte.
  *
- * The kills are synchronised, not timed (issue 12): the child sets the save
+ * The kills are synchronised, not timed, so the test cannot race: the child sets the save
  * path's test hook (rbf__save_hook, src/filter/filter_internal.h), which
  * stops the child with SIGSTOP at one chosen step of the save (the
  * temporary file created, partly written, written, fsync'ed, renamed, the

@@ -1,5 +1,5 @@
 /*
- * test_save_target.c -- rbf_save respects what is at its path (issue 12):
+ * test_save_target.c -- rbf_save respects what is at its path:
  *
  *   - a directory, a FIFO, a socket or a device there is refused (RBF_EIO,
  *     errno EISDIR for a directory, EEXIST for the rest) and left exactly as
@@ -147,7 +147,7 @@ static void test_device_refused(void **state)
     } else {
         print_message("device: /dev/full (mknod not permitted: %s)\n", strerror(errno));
     }
-    /* the issue's case: as root, saving to /dev/full made it a regular file */
+    /* the case once broken: as root, saving to /dev/full made it a regular file */
     struct stat before, after;
     assert_int_equal(stat("/dev/full", &before), 0);
     assert_true(S_ISCHR(before.st_mode));

@@ -5,8 +5,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "concurrent.h"
-#include "blocked.h"
 #include "insert.h"
 
 /* ---- batches
@@ -27,7 +25,6 @@
 
 #define RBF_RING 1024u  /* positions buffered ahead (8 KiB of stack) */
 #define RBF_AHEAD 16u   /* messages ahead */
-#define RBF_BATCH_DIRECT_WORDS ((512u << 10) / 8) /* filters up to 512 KiB: no pipeline */
 
 typedef struct ring {
     uint64_t pos[RBF_RING];
@@ -74,36 +71,36 @@ static inline void ring_fill(const struct rbf *f, uint64_t *slot, uint64_t hash,
     prefetch_positions(f, slot, f->cfg.layout == RBF_LAYOUT_BLOCKED ? 1u : f->cfg.hashes, write);
 }
 
-/* The pipeline, shared by the four batch functions.  hashes != NULL: the
- * messages' hashes; else keys/lens, hashed here. */
-static int64_t run_batch(struct rbf *f, int insert, const uint64_t *hashes, const void *const *keys,
-                         const size_t *lens, size_t n, uint8_t *results)
-{
-    if (RBF_UNLIKELY(f->conc))
-        return rbf__conc_batch(f, insert, hashes, keys, lens, n, results);
-#ifdef RBF_HAVE_BLK_SIMD
-    if (f->simd & (RBF_SIMD_BLK512 | RBF_SIMD_BLK256))
-        return rbf__blk_batch(f, insert, hashes, keys, lens, n, results);
-#endif
-    if (f->simd & RBF_SIMD_FAST)
-        return fast_paths(f)->batch[fast_layout(f)][f->cfg.hashes](f, insert, hashes, keys, lens,
-                                                                   n, results);
 #ifdef RBF_HAVE_AVX512
-    /* A filter that fits in L2 gains nothing from the pipeline (its loads
-     * are short), and the single-message gather path issues fewer
-     * instructions: measured at 128 KiB, 18 ns per key against 20. */
-    if (insert && (f->simd & RBF_SIMD_GATHER) && f->nwords <= RBF_BATCH_DIRECT_WORDS) {
-        int64_t total = 0;
-        for (size_t i = 0; i < n; i++) {
-            int res = hashes ? rbf__insert1_gather_hash_k[f->cfg.hashes](f, hashes[i])
-                             : rbf__insert1_gather_key_k[f->cfg.hashes](f, keys[i], lens[i]);
-            if (results)
-                results[i] = (uint8_t)res;
-            total += res;
-        }
-        return total;
+/* The gather path on a filter that fits in L2: it gains nothing from the
+ * pipeline (its loads are short), and the single-message gather path
+ * issues fewer instructions: measured at 128 KiB, 18 ns per key against
+ * 20.  Membership takes the pipeline. */
+int64_t rbf__batch_gather_direct(struct rbf *f, int insert, const uint64_t *hashes,
+                                 const void *const *keys, const size_t *lens, size_t n,
+                                 uint8_t *results)
+{
+    if (!insert)
+        return rbf__batch_pipeline(f, insert, hashes, keys, lens, n, results);
+    int64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        int res = hashes ? rbf__insert1_gather_hash_k[f->cfg.hashes](f, hashes[i])
+                         : rbf__insert1_gather_key_k[f->cfg.hashes](f, keys[i], lens[i]);
+        if (results)
+            results[i] = (uint8_t)res;
+        total += res;
     }
+    return total;
+}
 #endif
+
+/* The pipeline, for the paths without a batch of their own (the reference
+ * and AVX-512 positions).  hashes != NULL: the messages' hashes; else
+ * keys/lens, hashed here. */
+int64_t rbf__batch_pipeline(struct rbf *f, int insert, const uint64_t *hashes,
+                            const void *const *keys, const size_t *lens, size_t n,
+                            uint8_t *results)
+{
     ring r;
     ring_init(&r, f);
     size_t pre = n < r.ahead ? n : r.ahead;
@@ -130,15 +127,15 @@ int64_t rbf_insert_many(rbf *f, const uint64_t *hashes, size_t n, uint8_t *resul
 {
     if (!f || (!hashes && n))
         return RBF_EINVAL;
-    return run_batch(f, 1, hashes, NULL, NULL, n, results);
+    return f->ops.batch(f, 1, hashes, NULL, NULL, n, results);
 }
 
 int64_t rbf_contains_many(const rbf *f, const uint64_t *hashes, size_t n, uint8_t *results)
 {
     if (!f || (!hashes && n))
         return RBF_EINVAL;
-    /* run_batch only reads the filter when insert == 0 */
-    return run_batch((struct rbf *)(uintptr_t)f, 0, hashes, NULL, NULL, n, results);
+    /* a batch only reads the filter when insert == 0 */
+    return f->ops.batch((struct rbf *)(uintptr_t)f, 0, hashes, NULL, NULL, n, results);
 }
 
 static int keys_ok(const void *const *keys, const size_t *lens, size_t n)
@@ -156,7 +153,7 @@ int64_t rbf_insert_keys(rbf *f, const void *const *keys, const size_t *lens, siz
 {
     if (!f || !keys_ok(keys, lens, n))
         return RBF_EINVAL;
-    return run_batch(f, 1, NULL, keys, lens, n, results);
+    return f->ops.batch(f, 1, NULL, keys, lens, n, results);
 }
 
 int64_t rbf_contains_keys(const rbf *f, const void *const *keys, const size_t *lens, size_t n,
@@ -164,6 +161,6 @@ int64_t rbf_contains_keys(const rbf *f, const void *const *keys, const size_t *l
 {
     if (!f || !keys_ok(keys, lens, n))
         return RBF_EINVAL;
-    return run_batch((struct rbf *)(uintptr_t)f, 0, NULL, keys, lens, n, results);
+    return f->ops.batch((struct rbf *)(uintptr_t)f, 0, NULL, keys, lens, n, results);
 }
 

@@ -242,34 +242,6 @@ static int (*const con256_hash_k[9])(const struct rbf *, uint64_t) = {
 
 /* ---- the entry points */
 
-int rbf__blk_insert_key(struct rbf *f, const void *key, size_t len)
-{
-    if (f->simd & RBF_SIMD_BLK512)
-        return ins512_key_k[kslot(f)](f, key, len);
-    return ins256_key_k[kslot(f)](f, key, len);
-}
-
-int rbf__blk_insert_hash(struct rbf *f, uint64_t hash)
-{
-    if (f->simd & RBF_SIMD_BLK512)
-        return ins512_hash_k[kslot(f)](f, hash);
-    return ins256_hash_k[kslot(f)](f, hash);
-}
-
-int rbf__blk_contains_hash(const struct rbf *f, uint64_t hash)
-{
-    if (f->simd & RBF_SIMD_BLK512)
-        return con512_hash_k[kslot(f)](f, hash);
-    return con256_hash_k[kslot(f)](f, hash);
-}
-
-int rbf__blk_contains_key(const struct rbf *f, const void *key, size_t len)
-{
-    if (f->simd & RBF_SIMD_BLK512)
-        return con512_key_k[kslot(f)](f, key, len);
-    return con256_key_k[kslot(f)](f, key, len);
-}
-
 /* ---- batches
  *
  * The pipeline of batch.c with one line per message: the mask and the
@@ -401,12 +373,22 @@ static int64_t (*const batch256_k[9])(struct rbf *, int, const uint64_t *, const
     batch256_0, batch256_1, batch256_2, batch256_3, batch256_4,
     batch256_5, batch256_6, batch256_7, batch256_8};
 
-int64_t rbf__blk_batch(struct rbf *f, int insert, const uint64_t *hashes, const void *const *keys,
-                       const size_t *lens, size_t n, uint8_t *results)
+void rbf__blk_ops(const struct rbf *f, struct rbf_ops *o)
 {
-    if (f->simd & RBF_SIMD_BLK512)
-        return batch512_k[kslot(f)](f, insert, hashes, keys, lens, n, results);
-    return batch256_k[kslot(f)](f, insert, hashes, keys, lens, n, results);
+    const unsigned k = kslot(f);
+    if (f->simd & RBF_SIMD_BLK512) {
+        o->ins_key = ins512_key_k[k];
+        o->ins_hash = ins512_hash_k[k];
+        o->con_key = con512_key_k[k];
+        o->con_hash = con512_hash_k[k];
+        o->batch = batch512_k[k];
+    } else {
+        o->ins_key = ins256_key_k[k];
+        o->ins_hash = ins256_hash_k[k];
+        o->con_key = con256_key_k[k];
+        o->con_hash = con256_hash_k[k];
+        o->batch = batch256_k[k];
+    }
 }
 
 #else

@@ -23,7 +23,7 @@
  *
  * Used for one-phase colliding blocked filters (the common case); the
  * others (two-phase, non-colliding) take the generic code with the global
- * positions.  The path is chosen per filter at creation (rbf__simd_usable).
+ * positions.  The path is chosen per filter at creation (path.c).
  */
 #ifndef RBF_FILTER_BLOCKED_H
 #define RBF_FILTER_BLOCKED_H
@@ -186,14 +186,10 @@ RBF_BLK256 static inline RBF_ALWAYS_INLINE int blk_test256(const uint64_t *line,
     return _mm256_testz_si256(nb, nb);
 }
 
-/* The entry points (blocked.c), for one-phase colliding blocked filters
- * whose f->simd has RBF_SIMD_BLK512 or RBF_SIMD_BLK256. */
-int rbf__blk_insert_key(struct rbf *f, const void *key, size_t len);
-int rbf__blk_insert_hash(struct rbf *f, uint64_t hash);
-int rbf__blk_contains_hash(const struct rbf *f, uint64_t hash);
-int rbf__blk_contains_key(const struct rbf *f, const void *key, size_t len);
-int64_t rbf__blk_batch(struct rbf *f, int insert, const uint64_t *hashes, const void *const *keys,
-                       const size_t *lens, size_t n, uint8_t *results);
+/* The functions of the path of a one-phase colliding blocked filter
+ * whose f->simd has RBF_SIMD_BLK512 or RBF_SIMD_BLK256 (blocked.c), into
+ * o (path.c). */
+void rbf__blk_ops(const struct rbf *f, struct rbf_ops *o);
 #endif
 
 #endif

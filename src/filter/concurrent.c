@@ -715,7 +715,7 @@ int rbf__conc_attach(struct rbf *f)
     atomic_init(&c->frozen, f->frozen);
     c->limit_bits = f->limit_bits;
     c->limit_msgs1 = f->limit_msgs == UINT64_MAX ? UINT64_MAX : f->limit_msgs - 1;
-    c->vec = f->simd & RBF_SIMD_VEC;
+    c->vec = 0; /* rbf__conc_use_vec */
     atomic_init(&c->b, f->b);
     atomic_init(&c->fb, f->fb);
     atomic_init(&c->c, f->c);
@@ -727,7 +727,6 @@ int rbf__conc_attach(struct rbf *f)
     for (unsigned i = 0; i < RBF_CONC_SLOTS; i++)
         atomic_init(&c->slots[i].busy, 0);
     f->conc = c;
-    f->simd = 0;
     f->cfg.concurrent = 1;
     return RBF_OK;
 }
@@ -750,7 +749,11 @@ void rbf__conc_detach(struct rbf *f)
     rbf__free_lines(c, sizeof *c);
     f->conc = NULL;
     f->cfg.concurrent = 0;
-    f->simd = rbf__simd_usable(&f->cfg, f->m);
+}
+
+void rbf__conc_use_vec(struct rbf *f, int vec)
+{
+    f->conc->vec = (unsigned)vec;
 }
 
 void rbf__conc_set_debug(struct rbf *f, int on)

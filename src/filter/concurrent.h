@@ -13,13 +13,17 @@
 #include "filter_internal.h"
 
 /* Make f concurrent: allocate the slots and the pools, starting from f's
- * counters, and turn off the single-writer SIMD paths (f->simd = 0).
- * RBF_OK or RBF_ENOMEM (f unchanged). */
+ * counters.  RBF_OK or RBF_ENOMEM (f unchanged).  The caller then chooses
+ * the path again (rbf__choose_path), which takes the concurrent one. */
 int rbf__conc_attach(struct rbf *f);
 
 /* Back to single writer: settle the counters into f and free the state.
- * No other thread may use f. */
+ * No other thread may use f.  The caller then chooses the path again. */
 void rbf__conc_detach(struct rbf *f);
+
+/* Whether the concurrent code computes positions by AVX-512 (the same
+ * values as the scalar code); set by rbf__choose_path. */
+void rbf__conc_use_vec(struct rbf *f, int vec);
 
 /* The public calls on a concurrent filter. */
 int rbf__conc_insert_hash(struct rbf *f, uint64_t hash);

@@ -2,7 +2,7 @@
  * fast_avx2.c -- the per-k fast paths (fast_tmpl.h) compiled for AVX2 and
  * BMI2 (mulx, shlx, shrx: fewer instructions a message), chosen at run
  * time on x86-64 processors that have them and no AVX-512 path for the
- * filter (positions.c, rbf__simd_usable).
+ * filter (path.c, rbf__simd_usable).
  */
 #include "avx512.h"
 #include "positions.h"

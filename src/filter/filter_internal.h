@@ -4,25 +4,59 @@
  *
  * The filter module's files, by concern:
  *   lifecycle.c      configuration, creation, recycling, statistics
+ *   path.c           the choice of a filter's code path (once, stored in
+ *                    the handle), and rbf_path which names it
  *   positions.c      the keyed hash and the k positions (scalar, the reference)
  *   avx512.h         positions eight at a time (AVX-512), bit-identical
  *   bits.h           bit-array primitives (test, set and count)
- *   insert.h/.c      test-and-insert and membership, one message at a time
+ *   insert.h/.c      test-and-insert and membership, one message at a time:
+ *                    the thresholds, the reference path, the public calls
  *   insert_avx512.c  the same on AVX-512: gathers, one function per k
+ *   insert_pos.c     test-and-insert at positions the caller computed
  *   batch.c          the prefetching pipeline of the batch calls
+ *   fast_tmpl.h      the per-k fast paths (fast_port.c, fast_avx2.c)
  *   concurrent.c/.h  the thread-safe filter (cfg.concurrent = 1)
  *   blocked.h/.c     the blocked layout's fast paths: one 512-bit mask per
  *                    message, applied to its cache line (AVX-512, AVX2)
- *   io.c             save and load
+ *   io.c             save, load and copy
+ *   dump.c           the incremental image (rbf_dump)
+ * The calls go one way: the public calls (insert.c, batch.c, insert_pos.c)
+ * reach a path only through the functions stored in the handle (struct
+ * rbf_ops), which path.c chooses; the paths call down to the thresholds
+ * and the recycle (insert.c) and to positions.c, never back up; no two
+ * files call each other, even through a third (tests/layering/calls.py).
  * Memory (cache-line aligned arrays, huge pages) is the base module's
  * (src/base/alloc.c).
  */
 #ifndef RBF_FILTER_INTERNAL_H
 #define RBF_FILTER_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "rbf.h"
+
+/* A filter's code path: the functions the public calls go to, chosen once
+ * by rbf__choose_path (path.c) when the filter is made, loaded, copied or
+ * made concurrent or not again. */
+struct rbf;
+struct rbf_ops {
+    /* rbf_insert: checks the key itself; NULL: the caller checks and
+     * hashes the key, then calls ins_hash */
+    int (*ins_key)(struct rbf *, const void *, size_t);
+    int (*ins_hash)(struct rbf *, uint64_t);
+    /* rbf_contains on a checked key; NULL: hashed by the caller, then
+     * con_hash */
+    int (*con_key)(const struct rbf *, const void *, size_t);
+    int (*con_hash)(const struct rbf *, uint64_t);
+    /* the four batch calls: hashes != NULL, or keys/lens (checked) */
+    int64_t (*batch)(struct rbf *, int insert, const uint64_t *hashes, const void *const *keys,
+                     const size_t *lens, size_t n, uint8_t *results);
+    /* rbf_insert_positions (positions not yet checked against m), and its
+     * batch with a results array */
+    int (*ins_pos)(struct rbf *, const uint64_t *);
+    int64_t (*ins_pos_many)(struct rbf *, const uint64_t *, const uint32_t *, size_t, uint8_t *);
+};
 
 struct rbf {
     rbf_config cfg;
@@ -51,10 +85,11 @@ struct rbf {
     unsigned simd;
     /* Concurrent filters only (cfg.concurrent = 1, concurrent.c): the
      * per-thread slots, the gate and the budget pools; NULL otherwise.  A
-     * concurrent filter has simd = 0, so that the single-writer gather
-     * path is never taken and the dispatch to concurrent.c costs the
-     * single-writer fast path nothing. */
+     * concurrent filter has simd = 0 and the concurrent path in ops
+     * (rbf__choose_path): it never takes a single-writer SIMD path. */
     struct rbf_conc *conc;
+    /* The code path (path.c); after the fields the paths themselves read. */
+    struct rbf_ops ops;
 };
 
 #define RBF_SIMD_VEC 1u
@@ -111,14 +146,19 @@ void rbf__positions_fast(const struct rbf *f, uint64_t hash, uint64_t *pos);
 uint64_t rbf__block_of(const struct rbf *f, uint64_t hash);
 
 /* Which SIMD paths (RBF_SIMD_*) a filter of this configuration and m bits
- * per filter may use on this processor (positions.c). */
+ * per filter may use on this processor (path.c). */
 unsigned rbf__simd_usable(const rbf_config *cfg, uint64_t m);
+
+/* Choose the filter's code path from its configuration, the processor and
+ * whether it is concurrent: sets f->simd and f->ops (path.c).  Called
+ * whenever one of those changes; nothing else writes them. */
+void rbf__choose_path(struct rbf *f);
 
 /* Allocate the bit arrays of a checked configuration (zeroed). */
 int rbf__alloc(const rbf_config *cfg, struct rbf **out);
 
 /* Start a new cycle: one-phase clears the filter; two-phase clears the
- * frozen filter and swaps the roles (lifecycle.c). */
+ * frozen filter and swaps the roles (insert.c). */
 void rbf__recycle(struct rbf *f);
 
 /* Test hook of rbf_save (io.c): when not NULL, called with each step of a

@@ -1,14 +1,38 @@
 /*
- * insert.c -- test-and-insert and membership of one message: the public
- * single-message calls, the thresholds, the two-phase insertion and the
- * scalar membership test.  The AVX-512 paths are in insert_avx512.c.
+ * insert.c -- test-and-insert and membership of one message: the
+ * thresholds and the two-phase insertion every path shares, the reference
+ * path (scalar positions), and the public single-message calls, which go
+ * to the path stored in the handle (f->ops, chosen in path.c).  The
+ * AVX-512 paths are in insert_avx512.c.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
-#include "concurrent.h"
-#include "blocked.h"
 #include "insert.h"
+
+/* Start a new cycle: one-phase clears the filter; two-phase clears the
+ * frozen filter and swaps the roles. */
+void rbf__recycle(struct rbf *f)
+{
+    /* An array with no bit set is not cleared: a filter recycled before
+     * anything was inserted (or two recycles in a row) costs nothing, and
+     * a large array whose pages were never touched is not faulted in. */
+    if (f->frozen) {
+        uint64_t *t = f->frozen;
+        uint64_t tb = f->fb;
+        f->frozen = f->active;
+        f->fb = f->b;
+        if (tb)
+            memset(t, 0, (size_t)f->nwords * sizeof(uint64_t));
+        f->active = t;
+    } else if (f->b) {
+        memset(f->active, 0, (size_t)f->nwords * sizeof(uint64_t));
+    }
+    f->b = 0;
+    f->c = 0;
+    f->cycles++;
+}
 
 RBF_NOINLINE int rbf__threshold1(struct rbf *f, uint64_t hash, const uint64_t *pos, unsigned d)
 {
@@ -65,22 +89,12 @@ RBF_NOINLINE int rbf__insert2_positions(struct rbf *f, const uint64_t *pos)
     return 1;
 }
 
-static inline int insert_hash(struct rbf *f, uint64_t hash)
+/* ---- the reference path */
+
+RBF_NOINLINE int rbf__ref_insert_hash(struct rbf *f, uint64_t hash)
 {
-#ifdef RBF_HAVE_AVX512
-    if (f->simd & RBF_SIMD_GATHER)
-        return rbf__insert1_gather_hash_k[f->cfg.hashes](f, hash);
-    if (f->simd & RBF_SIMD_VEC)
-        return rbf__insert_hash_avx512(f, hash);
-    if (f->simd & (RBF_SIMD_BLK512 | RBF_SIMD_BLK256))
-        return rbf__blk_insert_hash(f, hash);
-#endif
-    if (f->simd & RBF_SIMD_FAST)
-        return fast_paths(f)->ins_hash[fast_layout(f)][f->cfg.hashes](f, hash);
-    if (RBF_UNLIKELY(f->conc)) /* concurrent filters have simd = 0 */
-        return rbf__conc_insert_hash(f, hash);
     uint64_t pos[RBF_MAX_HASHES];
-    positions(f, hash, pos);
+    rbf__positions(f, hash, pos);
     return insert_positions(f, pos);
 }
 
@@ -91,7 +105,7 @@ static inline int insert_hash(struct rbf *f, uint64_t hash)
  * message that is not there (the common case) costs one or two positions
  * instead of k.  Measured without AVX-512, this early exit beats computing
  * all k positions and testing them without branches, at every size. */
-static inline int contains1_colliding(const struct rbf *f, uint64_t hash)
+RBF_NOINLINE int rbf__ref_contains1_colliding(const struct rbf *f, uint64_t hash)
 {
     const unsigned k = f->cfg.hashes;
     const uint64_t m = f->m;
@@ -106,63 +120,45 @@ static inline int contains1_colliding(const struct rbf *f, uint64_t hash)
     return 1;
 }
 
-static inline int contains_hash(const struct rbf *f, uint64_t hash)
+RBF_NOINLINE int rbf__ref_contains_hash(const struct rbf *f, uint64_t hash)
 {
-#ifdef RBF_HAVE_AVX512
-    if (f->simd & RBF_SIMD_VEC) {
-        if (!f->frozen && f->cfg.hashing == RBF_COLLIDING && f->cfg.hashes <= 8)
-            return rbf__contains1_gather(f, hash);
-        return rbf__contains_hash_avx512(f, hash);
-    }
-    if (f->simd & (RBF_SIMD_BLK512 | RBF_SIMD_BLK256))
-        return rbf__blk_contains_hash(f, hash);
-#endif
-    if (f->simd & RBF_SIMD_FAST)
-        return fast_paths(f)->con_hash[fast_layout(f)][f->cfg.hashes](f, hash);
-    if (RBF_UNLIKELY(f->conc)) /* concurrent filters have simd = 0 */
-        return rbf__conc_contains_hash(f, hash);
-    if (!f->frozen && f->cfg.hashing == RBF_COLLIDING && f->cfg.layout == RBF_LAYOUT_FLAT)
-        return contains1_colliding(f, hash);
     uint64_t pos[RBF_MAX_HASHES];
-    positions(f, hash, pos);
+    rbf__positions(f, hash, pos);
     return contains_positions(f, pos);
 }
+
+/* ---- the public calls, on the path stored in the handle */
 
 int rbf_insert_hash(rbf *f, uint64_t hash)
 {
     if (!f)
         return RBF_EINVAL;
-    return insert_hash(f, hash);
+    return f->ops.ins_hash(f, hash);
 }
 
 int rbf_contains_hash(const rbf *f, uint64_t hash)
 {
     if (!f)
         return RBF_EINVAL;
-    return contains_hash(f, hash);
+    return f->ops.con_hash(f, hash);
 }
 
-/* rbf_insert off the gather path (kept out of line so that rbf_insert
- * itself is two tests and a jump, with no stack frame). */
+/* rbf_insert on a path without a key function of its own (kept out of
+ * line so that rbf_insert itself is two tests and a jump, with no stack
+ * frame). */
 static RBF_NOINLINE int insert_key(struct rbf *f, const void *key, size_t len)
 {
     if (!key && len)
         return RBF_EINVAL;
-    return insert_hash(f, hash_key(f, key, len));
+    return f->ops.ins_hash(f, hash_key(f, key, len));
 }
 
 int rbf_insert(rbf *f, const void *key, size_t len)
 {
     if (RBF_UNLIKELY(!f))
         return RBF_EINVAL;
-#ifdef RBF_HAVE_AVX512
-    if (f->simd & RBF_SIMD_GATHER) /* k <= 8 */
-        return rbf__insert1_gather_key_k[f->cfg.hashes](f, key, len); /* checks key itself */
-    if (f->simd & (RBF_SIMD_BLK512 | RBF_SIMD_BLK256))
-        return rbf__blk_insert_key(f, key, len); /* checks key itself */
-#endif
-    if (f->simd & RBF_SIMD_FAST) /* checks key itself */
-        return fast_paths(f)->ins_key[fast_layout(f)][f->cfg.hashes](f, key, len);
+    if (f->ops.ins_key) /* checks key itself */
+        return f->ops.ins_key(f, key, len);
     return insert_key(f, key, len);
 }
 
@@ -170,10 +166,7 @@ int rbf_contains(const rbf *f, const void *key, size_t len)
 {
     if (!f || (!key && len))
         return RBF_EINVAL;
-#ifdef RBF_HAVE_BLK_SIMD
-    if (f->simd & (RBF_SIMD_BLK512 | RBF_SIMD_BLK256))
-        return rbf__blk_contains_key(f, key, len);
-#endif
-    return contains_hash(f, hash_key(f, key, len));
+    if (f->ops.con_key)
+        return f->ops.con_key(f, key, len);
+    return f->ops.con_hash(f, hash_key(f, key, len));
 }
-

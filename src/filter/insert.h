@@ -76,6 +76,29 @@ static inline void positions(const struct rbf *f, uint64_t hash, uint64_t *pos)
 }
 
 
+/* ---- the paths' entry points, which path.c stores in f->ops */
+
+/* The reference path (insert.c): scalar positions, any configuration. */
+int rbf__ref_insert_hash(struct rbf *f, uint64_t hash);
+int rbf__ref_contains_hash(const struct rbf *f, uint64_t hash);
+/* One-phase colliding flat filters: the early exit (insert.c). */
+int rbf__ref_contains1_colliding(const struct rbf *f, uint64_t hash);
+
+/* The batch pipeline of batch.c, for the paths without a batch of their
+ * own; and the gather path's batch for filters of at most
+ * RBF_BATCH_DIRECT_WORDS words, one gather insertion after the other. */
+int64_t rbf__batch_pipeline(struct rbf *f, int insert, const uint64_t *hashes,
+                            const void *const *keys, const size_t *lens, size_t n,
+                            uint8_t *results);
+int64_t rbf__batch_gather_direct(struct rbf *f, int insert, const uint64_t *hashes,
+                                 const void *const *keys, const size_t *lens, size_t n,
+                                 uint8_t *results);
+#define RBF_BATCH_DIRECT_WORDS ((512u << 10) / 8) /* filters up to 512 KiB */
+
+/* rbf_insert_positions and its batch for this filter (insert_pos.c): sets
+ * o->ins_pos and o->ins_pos_many. */
+void rbf__ipos_ops(const struct rbf *f, struct rbf_ops *o);
+
 /* The per-k fast paths of one-phase colliding filters with k <= 8
  * (fast_tmpl.h): one table of functions for each copy, indexed by layout
  * (0 flat, 1 blocked) and k (1..8). */

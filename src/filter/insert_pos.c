@@ -40,7 +40,7 @@ RBF_IPOS_K(6)
 RBF_IPOS_K(7)
 RBF_IPOS_K(8)
 
-/* Any k, any variant. */
+/* Any k, any single-writer variant. */
 static RBF_NOINLINE int ipos_any(struct rbf *f, const uint64_t *pos)
 {
     const unsigned k = f->cfg.hashes;
@@ -49,11 +49,21 @@ static RBF_NOINLINE int ipos_any(struct rbf *f, const uint64_t *pos)
         bad |= pos[i] >= f->m;
     if (RBF_UNLIKELY(bad))
         return RBF_EINVAL;
-    if (RBF_UNLIKELY(f->conc)) /* its counters and recycles live in f->conc */
-        return rbf__conc_insert_positions(f, pos);
     const uint64_t c0 = f->cycles;
     int r = insert_positions(f, pos);
     return r | (f->cycles != c0) << 1;
+}
+
+/* A concurrent filter: its counters and recycles live in f->conc. */
+static int ipos_conc(struct rbf *f, const uint64_t *pos)
+{
+    const unsigned k = f->cfg.hashes;
+    uint64_t bad = 0;
+    for (unsigned i = 0; i < k; i++)
+        bad |= pos[i] >= f->m;
+    if (RBF_UNLIKELY(bad))
+        return RBF_EINVAL;
+    return rbf__conc_insert_positions(f, pos);
 }
 
 static int (*const ipos_k[9])(struct rbf *, const uint64_t *) = {
@@ -63,10 +73,7 @@ int rbf_insert_positions(rbf *f, const uint64_t *pos)
 {
     if (!f || !pos)
         return RBF_EINVAL;
-    const unsigned k = f->cfg.hashes;
-    if (RBF_LIKELY(!f->frozen && k <= 8 && !f->conc))
-        return ipos_k[k](f, pos);
-    return ipos_any(f, pos);
+    return f->ops.ins_pos(f, pos);
 }
 
 /* The batch: one call per block of messages, each result what
@@ -151,22 +158,45 @@ static int64_t (*const iposm_k[9])(struct rbf *, const uint64_t *, const uint32_
                                    uint8_t *) = {NULL,      iposm_k1, iposm_k2, iposm_k3, iposm_k4,
                                                  iposm_k5, iposm_k6, iposm_k7, iposm_k8};
 
-int64_t rbf_insert_positions_many(rbf *f, const uint64_t *pos, const uint32_t *ids, size_t n,
-                                  uint8_t *results)
+/* The batch one message at a time (the paths without a loop of their
+ * own, and a batch without a results array). */
+static int64_t iposm_each(struct rbf *f, const uint64_t *pos, const uint32_t *ids, size_t n,
+                          uint8_t *results)
 {
-    if (!f || (n && (!pos || !ids)))
-        return RBF_EINVAL;
     const unsigned k = f->cfg.hashes;
-    if (RBF_LIKELY(!f->frozen && k <= 8 && !f->conc && results))
-        return iposm_k[k](f, pos, ids, n, results);
     for (size_t i = 0; i < n; i++) {
-        int r = rbf_insert_positions(f, pos + (uint64_t)ids[i] * k);
+        int r = f->ops.ins_pos(f, pos + (uint64_t)ids[i] * k);
         if (r < 0)
             return r;
         if (results)
             results[i] = (uint8_t)r;
     }
     return (int64_t)n;
+}
+
+int64_t rbf_insert_positions_many(rbf *f, const uint64_t *pos, const uint32_t *ids, size_t n,
+                                  uint8_t *results)
+{
+    if (!f || (n && (!pos || !ids)))
+        return RBF_EINVAL;
+    if (RBF_LIKELY(results != NULL))
+        return f->ops.ins_pos_many(f, pos, ids, n, results);
+    return iposm_each(f, pos, ids, n, results);
+}
+
+void rbf__ipos_ops(const struct rbf *f, struct rbf_ops *o)
+{
+    const unsigned k = f->cfg.hashes;
+    if (f->conc) {
+        o->ins_pos = ipos_conc;
+        o->ins_pos_many = iposm_each;
+    } else if (!f->frozen && k <= 8) {
+        o->ins_pos = ipos_k[k];
+        o->ins_pos_many = iposm_k[k];
+    } else {
+        o->ins_pos = ipos_any;
+        o->ins_pos_many = iposm_each;
+    }
 }
 
 uint64_t rbf_cycles(const rbf *f)

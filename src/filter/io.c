@@ -1,5 +1,5 @@
 /*
- * io.c -- the portable filter file format and atomic saves.
+ * io.c -- the portable filter file format, atomic saves, and copies.
  *
  * Layout (docs/file-format.md), every integer little-endian:
  *
@@ -678,4 +678,51 @@ int rbf_load(const char *path, rbf **out)
     fclose(fp);
     errno = e;
     return rc;
+}
+
+/* ---- copy
+ *
+ * A filter of its own with the same configuration, seed, counters and
+ * bits.  A concurrent filter is copied through its image, which gathers
+ * its per-thread state. */
+int rbf_copy(const rbf *f, rbf **out)
+{
+    if (!out)
+        return RBF_EINVAL;
+    *out = NULL;
+    if (!f)
+        return RBF_EINVAL;
+    if (f->conc) {
+        uint64_t n = 0;
+        int rc = rbf_save_size(f, &n);
+        void *img = rc == RBF_OK && n <= SIZE_MAX ? rbf__malloc((size_t)n) : NULL;
+        if (!img)
+            return RBF_ENOMEM;
+        rc = rbf_save_buffer(f, img, (size_t)n);
+        if (rc == RBF_OK)
+            rc = rbf_load_buffer(img, (size_t)n, out);
+        rbf__free(img);
+        if (rc == RBF_OK && (rc = rbf_set_concurrent(*out, 1)) != RBF_OK) {
+            rbf_free(*out);
+            *out = NULL;
+        }
+        return rc;
+    }
+    struct rbf *g;
+    int rc = rbf__alloc(&f->cfg, &g);
+    if (rc != RBF_OK)
+        return rc;
+    /* only the words ever written: an untouched array stays unfaulted */
+    if (f->b)
+        memcpy(g->active, f->active, (size_t)f->nwords * sizeof(uint64_t));
+    if (f->frozen && f->fb)
+        memcpy(g->frozen, f->frozen, (size_t)f->nwords * sizeof(uint64_t));
+    g->b = f->b;
+    g->fb = f->fb;
+    g->c = f->c;
+    g->cycles = f->cycles;
+    g->inserts = f->inserts;
+    g->reported_new = f->reported_new;
+    *out = g;
+    return RBF_OK;
 }

@@ -17,6 +17,7 @@
 
 #include "concurrent.h"
 #include "filter_internal.h"
+#include "rbf_abi.h"
 #include "rbf_alloc.h"
 
 /* The ABI (rbf_base.h): layout and concurrent took the place of the first
@@ -31,15 +32,6 @@ _Static_assert(offsetof(rbf_config, reserved_) == offsetof(rbf_config, seed) + 1
 /* Bytes of a bit array of nwords words (nwords is checked against SIZE_MAX
  * by rbf_config_check). */
 static size_t words_bytes(uint64_t nwords) { return (size_t)nwords * sizeof(uint64_t); }
-
-/* 1 if the n reserved words are all zero (the ABI policy of rbf_base.h). */
-static int reserved_zero(const uint64_t *r, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (r[i])
-            return 0;
-    return 1;
-}
 
 /* A 64-bit seed from the operating system.  getrandom() first; if it is not
  * there, /dev/urandom; as a last resort, address and time bits (never an
@@ -80,7 +72,7 @@ int rbf_config_check(const rbf_config *cfg, const char **why)
     int rc = RBF_EINVAL;
     if (!cfg)
         w = "configuration is NULL";
-    else if (!reserved_zero(cfg->reserved_, sizeof cfg->reserved_ / sizeof cfg->reserved_[0]))
+    else if (!RBF_RESERVED_ZERO(cfg))
         w = "a field this version of the library does not know is set (fill the "
             "configuration with rbf_config_init first)";
     else if (cfg->concurrent > 1)
@@ -141,13 +133,13 @@ int rbf__alloc(const rbf_config *cfg, struct rbf **out)
     }
     f->limit_bits = cfg->sigma ? cfg->sigma : UINT64_MAX;
     f->limit_msgs = cfg->messages ? cfg->messages : UINT64_MAX;
-    f->simd = rbf__simd_usable(cfg, f->m);
     if (cfg->concurrent && rbf__conc_attach(f) != RBF_OK) {
         rbf__free_lines(f->active, words_bytes(f->nwords));
         rbf__free_lines(f->frozen, words_bytes(f->nwords));
         rbf__free(f);
         return RBF_ENOMEM;
     }
+    rbf__choose_path(f);
     *out = f;
     return RBF_OK;
 }
@@ -173,78 +165,10 @@ void rbf_free(rbf *f)
     rbf__free(f);
 }
 
-/* A filter of its own with the same configuration, seed, counters and
- * bits.  A concurrent filter is copied through its image, which gathers
- * its per-thread state. */
-int rbf_copy(const rbf *f, rbf **out)
-{
-    if (!out)
-        return RBF_EINVAL;
-    *out = NULL;
-    if (!f)
-        return RBF_EINVAL;
-    if (f->conc) {
-        uint64_t n = 0;
-        int rc = rbf_save_size(f, &n);
-        void *img = rc == RBF_OK && n <= SIZE_MAX ? rbf__malloc((size_t)n) : NULL;
-        if (!img)
-            return RBF_ENOMEM;
-        rc = rbf_save_buffer(f, img, (size_t)n);
-        if (rc == RBF_OK)
-            rc = rbf_load_buffer(img, (size_t)n, out);
-        rbf__free(img);
-        if (rc == RBF_OK && (rc = rbf_set_concurrent(*out, 1)) != RBF_OK) {
-            rbf_free(*out);
-            *out = NULL;
-        }
-        return rc;
-    }
-    struct rbf *g;
-    int rc = rbf__alloc(&f->cfg, &g);
-    if (rc != RBF_OK)
-        return rc;
-    /* only the words ever written: an untouched array stays unfaulted */
-    if (f->b)
-        memcpy(g->active, f->active, words_bytes(f->nwords));
-    if (f->frozen && f->fb)
-        memcpy(g->frozen, f->frozen, words_bytes(f->nwords));
-    g->b = f->b;
-    g->fb = f->fb;
-    g->c = f->c;
-    g->cycles = f->cycles;
-    g->inserts = f->inserts;
-    g->reported_new = f->reported_new;
-    *out = g;
-    return RBF_OK;
-}
-
 void rbf_get_config(const rbf *f, rbf_config *out)
 {
     if (f && out)
         *out = f->cfg;
-}
-
-/* Start a new cycle: one-phase clears the filter; two-phase clears the
- * frozen filter and swaps the roles. */
-void rbf__recycle(struct rbf *f)
-{
-    /* An array with no bit set is not cleared: a filter recycled before
-     * anything was inserted (or two recycles in a row) costs nothing, and
-     * a large array whose pages were never touched is not faulted in. */
-    if (f->frozen) {
-        uint64_t *t = f->frozen;
-        uint64_t tb = f->fb;
-        f->frozen = f->active;
-        f->fb = f->b;
-        if (tb)
-            memset(t, 0, words_bytes(f->nwords));
-        f->active = t;
-    } else if (f->b) {
-        memset(f->active, 0, words_bytes(f->nwords));
-    }
-    f->b = 0;
-    f->c = 0;
-    f->cycles++;
 }
 
 int rbf_recycle(rbf *f)
@@ -262,11 +186,16 @@ int rbf_set_concurrent(rbf *f, unsigned concurrent)
 {
     if (!f || concurrent > 1)
         return RBF_EINVAL;
+    int rc = RBF_OK;
     if (concurrent && !f->conc)
-        return rbf__conc_attach(f);
-    if (!concurrent && f->conc)
+        rc = rbf__conc_attach(f);
+    else if (!concurrent && f->conc)
         rbf__conc_detach(f);
-    return RBF_OK;
+    else
+        return RBF_OK;
+    if (rc == RBF_OK)
+        rbf__choose_path(f); /* the configuration changed: so may the path */
+    return rc;
 }
 
 

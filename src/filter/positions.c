@@ -1,9 +1,7 @@
 /*
  * positions.c -- the keyed hash and the k positions of a message: the
- * scalar reference, and the choice of the SIMD paths.
+ * scalar reference (the faster paths are chosen in path.c).
  */
-#include <stdlib.h>
-
 #include "avx512.h"
 #include "filter_internal.h"
 #include "positions.h"
@@ -98,60 +96,6 @@ void rbf__positions(const struct rbf *f, uint64_t hash, uint64_t *pos)
     }
 }
 
-/* The paths, fastest first, each forced off by an environment variable
- * (for tests and benchmarks; each implies those after it in this list):
- *     RBF_NO_SIMD     the scalar reference alone (simd = 0);
- *     RBF_NO_AVX2     no AVX2 path (nor AVX-512): the portable fast paths;
- *     RBF_NO_AVX512   no AVX-512 path: AVX2 where the processor has it.
- * The fast paths (RBF_SIMD_PORT, RBF_SIMD_AVX2, fast_tmpl.h) take
- * one-phase colliding filters with k <= 8 on any processor; the others run
- * the reference, or positions by AVX-512 (RBF_SIMD_VEC). */
-unsigned rbf__simd_usable(const rbf_config *cfg, uint64_t m)
-{
-    if (getenv("RBF_NO_SIMD"))
-        return 0;
-    const int fast = cfg->phases == 1 && cfg->hashing == RBF_COLLIDING && cfg->hashes <= 8;
-#ifdef RBF_HAVE_AVX512
-    const int no_avx2 = getenv("RBF_NO_AVX2") != NULL;
-    const int no_avx512 = no_avx2 || getenv("RBF_NO_AVX512") != NULL;
-    __builtin_cpu_init();
-    const int avx2 = !no_avx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
-                     __builtin_cpu_supports("popcnt");
-    if (cfg->layout == RBF_LAYOUT_BLOCKED) {
-        /* one-phase colliding: the message as a 512-bit mask (blocked.h) */
-        if (cfg->phases != 1 || cfg->hashing != RBF_COLLIDING)
-            return 0;
-        if (!no_avx512 && __builtin_cpu_supports("avx512f") &&
-            __builtin_cpu_supports("avx512vpopcntdq"))
-            return RBF_SIMD_BLK512;
-        if (avx2)
-            return RBF_SIMD_BLK256;
-        return fast ? RBF_SIMD_PORT : 0;
-    }
-    if (no_avx512 || m >= (UINT64_C(1) << 32) || !__builtin_cpu_supports("avx512f") ||
-        !__builtin_cpu_supports("avx512dq")) {
-        if (!fast)
-            return 0;
-        return avx2 ? RBF_SIMD_AVX2 : RBF_SIMD_PORT;
-    }
-    unsigned s = RBF_SIMD_VEC;
-    /* the gather path falls back to the scalar one when two of the k
-     * positions share a word, 1 - prod_{i<k} (1 - i/words) of the messages
-     * (0.18 at 16 words with k = 3, 0.37 at 64 words with k = 8): below
-     * 64 words that costs more than the gather saves (1000 bits, k = 3:
-     * rbf_insert_hash 12.1 ns with the gather, 10.1 ns without; 8192 bits:
-     * rbf_insert 9.4 ns with, 10.3 ns without; rbf bench sim and rbf bench
-     * filter --sizes 1KiB --hashes 3) */
-    if (__builtin_cpu_supports("avx512cd") && cfg->phases == 1 &&
-        cfg->hashing == RBF_COLLIDING && cfg->hashes <= 8 && m >= 4096)
-        s |= RBF_SIMD_GATHER;
-    return s;
-#else
-    (void)m;
-    return fast ? RBF_SIMD_PORT : 0;
-#endif
-}
-
 void rbf__positions_fast(const struct rbf *f, uint64_t hash, uint64_t *pos)
 {
 #ifdef RBF_HAVE_AVX512
@@ -161,21 +105,6 @@ void rbf__positions_fast(const struct rbf *f, uint64_t hash, uint64_t *pos)
     }
 #endif
     rbf__positions(f, hash, pos);
-}
-
-const char *rbf_path(const rbf *f)
-{
-    if (!f)
-        return "";
-    if (f->conc)
-        return "concurrent";
-    if (f->simd & (RBF_SIMD_VEC | RBF_SIMD_GATHER | RBF_SIMD_BLK512))
-        return "avx512";
-    if (f->simd & (RBF_SIMD_AVX2 | RBF_SIMD_BLK256))
-        return "avx2";
-    if (f->simd & RBF_SIMD_PORT)
-        return "portable";
-    return "reference";
 }
 
 int rbf_positions(const rbf *f, uint64_t hash, uint64_t *pos)

@@ -1,7 +1,7 @@
 /*
- * repro_fig10.c -- fig10 of `rbf reproduce` (issue 15, beyond the
- * paper): messages per cycle per bit of the sigma-bounded one-phase filter
- * at the same average rate, blocked layout (512-bit blocks) against flat,
+ * repro_fig10.c -- fig10 of `rbf reproduce` (beyond the paper): messages
+ * per cycle per bit of the sigma-bounded one-phase filter at the same
+ * average rate, blocked layout (512-bit blocks) against flat,
  * across epsilon and M: model lines (rbf_plan_memory and
  * rbf_plan_blocked_memory), and simulated points of the real blocked
  * filter at the blocked plan (rbf_sim_run), with a claim row for the
@@ -108,21 +108,11 @@ static int b_sim(repro_ctx *c, b_point *pt, size_t index, double fps)
     return 0;
 }
 
-int repro_fig10(repro_ctx *c)
+/* The flat and blocked plans of every point (eps[ei], 2^ml[mi] bits), and
+ * the range [*rmin, *rmax] of the blocked / flat capacity ratio. */
+static int b_plan(repro_ctx *c, b_point *pts, const double *eps, size_t ne, const unsigned *ml,
+                  size_t nm, double *rmin_out, double *rmax_out)
 {
-    const double *eps = c->mode == REPRO_QUICK ? b_eps_quick : b_eps_default;
-    size_t ne = c->mode == REPRO_QUICK ? sizeof b_eps_quick / sizeof *b_eps_quick
-                                       : sizeof b_eps_default / sizeof *b_eps_default;
-    const unsigned *ml = c->mode == REPRO_QUICK  ? b_mlog_quick
-                         : c->mode == REPRO_FULL ? b_mlog_full
-                                                 : b_mlog_default;
-    size_t nm = c->mode == REPRO_QUICK  ? sizeof b_mlog_quick / sizeof *b_mlog_quick
-                : c->mode == REPRO_FULL ? sizeof b_mlog_full / sizeof *b_mlog_full
-                                        : sizeof b_mlog_default / sizeof *b_mlog_default;
-    size_t n = ne * nm;
-    b_point *pts = calloc(n, sizeof *pts);
-    if (!pts)
-        return -1;
     rbf_plan_options o;
     rbf_plan_options_init(&o);
     o.max_hashes = c->sz.max_hashes;
@@ -159,31 +149,16 @@ int repro_fig10(repro_ctx *c)
         }
     if (rc) {
         cli_fail("reproduce", "fig10: the blocked plan failed (code %d)", rc);
-        free(pts);
         return -1;
     }
+    *rmin_out = rmin;
+    *rmax_out = rmax;
+    return 0;
+}
 
-    /* simulated points: two M and two eps (all points with --full) */
-    size_t nsim = 0, ninside = 0;
-    double worst_rel = 0, worst_halfw = 0;
-    double fps = c->mode == REPRO_QUICK ? 2000 : c->mode == REPRO_FULL ? 100000 : 20000;
-    for (size_t i = 0; i < n; i++) {
-        b_point *pt = &pts[i];
-        int pick = c->mode == REPRO_FULL ||
-                   ((pt->bits == 4096 || pt->bits == 65536) && (pt->eps == 0.01 || pt->eps == 0.001));
-        if (!pick || !pt->blk.feasible)
-            continue;
-        if ((rc = b_sim(c, pt, i, fps)) != 0) {
-            cli_fail("reproduce", "fig10: simulation failed (code %d)", rc);
-            free(pts);
-            return -1;
-        }
-        nsim++;
-        ninside += (size_t)pt->inside;
-        worst_rel = fmax(worst_rel, fabs(pt->blk.fp - pt->s_fp) / pt->s_fp);
-        worst_halfw = fmax(worst_halfw, (pt->s_fp_hi - pt->s_fp_lo) / 2 / pt->s_fp);
-    }
-
+/* fig10.csv (the plans) and, with simulated points, fig10_sim.csv. */
+static void b_write_csv(repro_ctx *c, const b_point *pts, size_t n, size_t nsim)
+{
     FILE *fp = repro_open(c, "fig10.csv");
     if (fp) {
         fputs("eps,bits,flat_k,flat_sigma,flat_messages,flat_per_bit,blocked_k,blocked_sigma,"
@@ -226,6 +201,52 @@ int repro_fig10(repro_ctx *c)
             repro_close(c, fp, "fig10_sim.csv");
         }
     }
+}
+
+int repro_fig10(repro_ctx *c)
+{
+    const double *eps = c->mode == REPRO_QUICK ? b_eps_quick : b_eps_default;
+    size_t ne = c->mode == REPRO_QUICK ? sizeof b_eps_quick / sizeof *b_eps_quick
+                                       : sizeof b_eps_default / sizeof *b_eps_default;
+    const unsigned *ml = c->mode == REPRO_QUICK  ? b_mlog_quick
+                         : c->mode == REPRO_FULL ? b_mlog_full
+                                                 : b_mlog_default;
+    size_t nm = c->mode == REPRO_QUICK  ? sizeof b_mlog_quick / sizeof *b_mlog_quick
+                : c->mode == REPRO_FULL ? sizeof b_mlog_full / sizeof *b_mlog_full
+                                        : sizeof b_mlog_default / sizeof *b_mlog_default;
+    size_t n = ne * nm;
+    b_point *pts = calloc(n, sizeof *pts);
+    if (!pts)
+        return -1;
+    double rmin = INFINITY, rmax = 0;
+    if (b_plan(c, pts, eps, ne, ml, nm, &rmin, &rmax) != 0) {
+        free(pts);
+        return -1;
+    }
+
+    /* simulated points: two M and two eps (all points with --full) */
+    int rc;
+    size_t nsim = 0, ninside = 0;
+    double worst_rel = 0, worst_halfw = 0;
+    double fps = c->mode == REPRO_QUICK ? 2000 : c->mode == REPRO_FULL ? 100000 : 20000;
+    for (size_t i = 0; i < n; i++) {
+        b_point *pt = &pts[i];
+        int pick = c->mode == REPRO_FULL ||
+                   ((pt->bits == 4096 || pt->bits == 65536) && (pt->eps == 0.01 || pt->eps == 0.001));
+        if (!pick || !pt->blk.feasible)
+            continue;
+        if ((rc = b_sim(c, pt, i, fps)) != 0) {
+            cli_fail("reproduce", "fig10: simulation failed (code %d)", rc);
+            free(pts);
+            return -1;
+        }
+        nsim++;
+        ninside += (size_t)pt->inside;
+        worst_rel = fmax(worst_rel, fabs(pt->blk.fp - pt->s_fp) / pt->s_fp);
+        worst_halfw = fmax(worst_halfw, (pt->s_fp_hi - pt->s_fp_lo) / 2 / pt->s_fp);
+    }
+
+    b_write_csv(c, pts, n, nsim);
     repro_figure_add(
         c, "fig10",
         repro_strdupf("Fig. 10 (beyond the paper) — blocked layout against flat: messages per "
@@ -245,14 +266,14 @@ int repro_fig10(repro_ctx *c)
     repro_claim_add(c, "blocked_price",
                     "The blocked layout holds fewer messages per cycle per bit than flat at the "
                     "same average rate (beyond the paper)",
-                    "— (issue 15)", "—", rmax < 1.0, "Model values (planners of both layouts).",
+                    "—", "—", rmax < 1.0, "Model values (planners of both layouts).",
                     "blocked / flat capacity per bit %.4f–%.4f over M = 2^%u..2^%u, ε = %g..%g",
                     rmin, rmax, ml[0], ml[nm - 1], eps[ne - 1], eps[0]);
     if (nsim)
         repro_claim_add(c, "blocked_model_vs_sim",
                         "The blocked-layout model's average rate lies inside the simulator's 99% "
                         "interval (beyond the paper)",
-                        "— (issue 15)", "—", ninside == nsim,
+                        "—", "—", ninside == nsim,
                         "Count-instance rate of the simulated real blocked filter, brand-new "
                         "messages, 10 epochs per point.",
                         "%zu of %zu points inside; largest |model − sim| / sim %.2f%%, largest "

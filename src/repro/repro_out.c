@@ -44,14 +44,11 @@ int repro_oom(repro_ctx *c)
     return -1;
 }
 
-/* splitmix64 finaliser: a cheap bijective mix, enough to decorrelate the
- * seeds of neighbouring jobs. */
+/* The first output of the splitmix64 stream seeded with x: a cheap
+ * bijective mix, enough to decorrelate the seeds of neighbouring jobs. */
 static uint64_t mix64(uint64_t x)
 {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
+    return rbf_splitmix64(&x);
 }
 
 uint64_t repro_job_seed(const repro_ctx *c, unsigned step, uint64_t index)

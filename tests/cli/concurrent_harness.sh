@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A program outside the library, using only the public header, runs 8
-# threads on one filter with concurrent = 1 (the "done when"):
+# threads on one filter with concurrent = 1 (what must hold for it to be done):
 #   - no insert lost: each key whose insert returned is contained, checked
 #     by its own thread, when no recycle ran in between;
 #   - sigma held while recycling: a thread samples rbf_get_stats while the

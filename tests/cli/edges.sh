@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# edges.sh -- the command line's edges, as a new user finds them (issue 12):
+# edges.sh -- the command line's edges, as a new user finds them:
 #   - `rbf help bogus`, `rbf help model extra`, `rbf --help extra`,
 #     `rbf --version extra`: usage errors (exit 2, one line);
 #   - `--threads 0` means every online processor in every command that

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# robust_model.sh -- bad input to `rbf model` (issue 3's options;
+# robust_model.sh -- bad input to `rbf model` (its options;
 # docs/robustness.md): bad values are usage errors (exit 2, one line naming
 # the option); a valid model evaluation exits 0 with rates in [0, 1].
 . "$RBF_SRC/tests/data/cli_lib.bash"

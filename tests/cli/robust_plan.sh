@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# robust_plan.sh -- bad input to `rbf plan` (issue 3's options;
+# robust_plan.sh -- bad input to `rbf plan` (its options;
 # docs/robustness.md): bad values are usage errors (exit 2, one line naming
 # the option).
 . "$RBF_SRC/tests/data/cli_lib.bash"
