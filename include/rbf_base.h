@@ -88,6 +88,12 @@ typedef enum { RBF_COLLIDING = 0, RBF_NON_COLLIDING = 1 } rbf_hashing;
  * fresh filter (retaining). */
 typedef enum { RBF_NON_RETAINING = 0, RBF_RETAINING = 1 } rbf_recycle_mode;
 
+/* The one progress callback of the library (models, planner, simulator,
+ * prediction): called with the work done so far out of `total`; a
+ * non-zero return asks the computation to stop (RBF_ECANCELED).
+ * rbf_model_progress_fn and rbf_sim_progress_fn are other names of it. */
+typedef int (*rbf_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
 /* ---- splitmix64 (Steele, Lea & Flood 2014), the project's one generator
  *
  * An additive Weyl sequence (the golden-ratio increment) through a strong

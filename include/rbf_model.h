@@ -54,7 +54,7 @@ typedef enum {
 
 /* Progress callback for long computations: `done` of `total` units.  Return
  * nonzero to cancel (the call then returns RBF_ECANCELED). */
-typedef int (*rbf_model_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+typedef rbf_progress_fn rbf_model_progress_fn; /* deprecated name (2.1) */
 
 /* Parameters shared by the models. */
 typedef struct rbf_model_params {
@@ -400,15 +400,24 @@ RBF_API int rbf_model_cycles_new(const rbf_model_params *p, const rbf_model_cycl
                                        rbf_model_cycles **out);
 RBF_API void rbf_model_cycles_free(rbf_model_cycles *c);
 
+/* The accessors return RBF_OK and write the value through `out`, or
+ * RBF_EINVAL when `c` or `out` is NULL (2.1). */
 /* P(L = n), the probability that a cycle has n ticks. */
-RBF_API double rbf_model_cycles_pmf(const rbf_model_cycles *c, uint64_t n);
+RBF_API int rbf_model_cycles_get_pmf(const rbf_model_cycles *c, uint64_t n, double *out);
 /* The largest n with P(L = n) > 0 (after truncation). */
-RBF_API uint64_t rbf_model_cycles_max(const rbf_model_cycles *c);
+RBF_API int rbf_model_cycles_get_max(const rbf_model_cycles *c, uint64_t *out);
 /* E[L] (ticks per cycle). */
-RBF_API double rbf_model_cycles_mean(const rbf_model_cycles *c);
+RBF_API int rbf_model_cycles_get_mean(const rbf_model_cycles *c, double *out);
 /* The policy's average false-positive rate (count-instance), the same
  * model as rbf_model_sigma / _two_phase / _nbounded, plus the two-phase
  * N-bounded filter (the frozen filter holds the previous cycle's N). */
+RBF_API int rbf_model_cycles_get_fp(const rbf_model_cycles *c, double *out);
+
+/* Deprecated (2.1): the same values returned bare, 0 when `c` is NULL.
+ * Use rbf_model_cycles_get_pmf, _get_max, _get_mean and _get_fp. */
+RBF_API double rbf_model_cycles_pmf(const rbf_model_cycles *c, uint64_t n);
+RBF_API uint64_t rbf_model_cycles_max(const rbf_model_cycles *c);
+RBF_API double rbf_model_cycles_mean(const rbf_model_cycles *c);
 RBF_API double rbf_model_cycles_fp(const rbf_model_cycles *c);
 
 /* Where the message's last arrival fell (docs/models.md 9.2). */

@@ -80,7 +80,7 @@ RBF_API int rbf_sim_workload_parse(const char *spec, rbf_sim_workload *out, cons
  * included).  Called from the thread that called rbf_sim_run, a few times a
  * second; return nonzero to cancel (rbf_sim_run then returns
  * RBF_ECANCELED).  Same signature as rbf_model_progress_fn. */
-typedef int (*rbf_sim_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+typedef rbf_progress_fn rbf_sim_progress_fn; /* deprecated name (2.1) */
 
 typedef struct rbf_sim_config {
     /* The filter under test: bits, hashes, exactly one of sigma/messages,

@@ -22,6 +22,7 @@
 
 #include <rbf.h>
 #include <rbf_model.h>
+#include <rbf_predict.h>
 
 #include "redismodule_api.h"
 
