@@ -199,13 +199,13 @@ RBF_API int rbf_sim_sequence(const rbf_sim_config *cfg, const uint64_t *hashes, 
                              rbf_sim_counts *counts, uint8_t *flags);
 
 /* The models' count-instance prediction for this configuration, where one
- * exists: one-phase sigma-bounded f_sigma^1 (the variant given by hashing
- * and recycle), two-phase sigma-bounded f_sigma^2 (each half bits/2),
- * oracle N-bounded exact_oracle, real-user N-bounded exact_real.  Stores the
- * rate in *fp and, if `name` is not NULL, a static name ("f_sigma^1",
- * "f_sigma^2", "exact_oracle", "exact_real").  Returns RBF_OK,
- * RBF_ENOMODEL (no model for this case, e.g. two-phase N-bounded) or
- * the model's error (e.g. RBF_EINVAL while a model is not implemented). */
+ * exists: rbf_predict (include/rbf_predict.h) on cfg->filter with
+ * cfg->oracle, the same answer the CLI, the Redis module and reproduce
+ * give.  Stores the rate in *fp and, if `name` is not NULL, the model's
+ * static name ("f_sigma^1", "f_sigma^2", "exact_oracle", "exact_real",
+ * "f_N^2_real", "blocked f_sigma^1", ...; NULL when none applies).  Returns
+ * RBF_OK, RBF_ENOMODEL (no model for this case: two-phase N-bounded
+ * blocked) or the model's error. */
 RBF_API int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name);
 
 #ifdef __cplusplus

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "rbf_predict.h"
 #include "rbf_sim.h"
 
 static const char *const CMD = "simulate";
@@ -407,9 +408,13 @@ int cmd_simulate(int argc, char **argv)
                         "(a filter bug)\n",
                 (unsigned long long)r.total.anomalies);
 
-    double model = 0;
-    const char *model_name = NULL;
-    int mrc = rbf_sim_model(&cfg, &model, &model_name);
+    rbf_predict_options po;
+    rbf_predict_options_init(&po);
+    po.oracle = cfg.oracle ? 1 : 0;
+    rbf_prediction pr;
+    int mrc = rbf_predict(&cfg.filter, &po, &pr);
+    double model = mrc == RBF_OK ? pr.fp : 0;
+    const char *model_name = pr.name;
     if (json)
         print_json(&cfg, wspec, &r, mrc, model, model_name, detail);
     else
