@@ -177,7 +177,7 @@ static void plan_run_blocked(const rr_req *q, const rbf_plan_options *po, rr_pla
 {
     rbf_plan_choice ch;
     memset(&ch, 0, sizeof ch);
-    uint64_t bits = q->mem_bits / RR_BLOCK_BITS * RR_BLOCK_BITS;
+    uint64_t bits = q->mem_bits / RBF_BLOCK_BITS * RBF_BLOCK_BITS;
     int rc = q->capacity ? rbf_plan_blocked_capacity(q->capacity, q->eps, po, &bits, &ch)
                          : rbf_plan_blocked_memory(bits, q->eps, po, &ch);
     o->err = NULL;

@@ -1490,7 +1490,7 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_ValueError, "sigma: at least hashes with recycle='retaining'");
         return NULL;
     }
-    if (blk && (per < RBF_MODEL_BLOCK_BITS || per % RBF_MODEL_BLOCK_BITS)) {
+    if (blk && (per < RBF_BLOCK_BITS || per % RBF_BLOCK_BITS)) {
         PyErr_Format(PyExc_ValueError,
                      "layout='blocked': the bits per filter (%llu) are not whole blocks of 512",
                      (unsigned long long)per);
@@ -1515,7 +1515,7 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
     p.progress = progress_cb;
     p.progress_ctx = &pc;
     if (blk)
-        p.layout = RBF_MODEL_LAYOUT_BLOCKED;
+        p.layout = RBF_LAYOUT_BLOCKED;
 
     PyObject *d = PyDict_New();
     if (!d)
@@ -1528,7 +1528,7 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
         dict_str(d, "method", method_name(meth)) ||
         (ph == 2 && dict_u64(d, "bits_per_filter", per)) ||
         dict_str(d, "layout", blk ? "blocked" : "flat") ||
-        (blk && dict_u64(d, "blocks_per_filter", per / RBF_MODEL_BLOCK_BITS)))
+        (blk && dict_u64(d, "blocks_per_filter", per / RBF_BLOCK_BITS)))
         goto fail;
 
     int rc = 0;
@@ -1883,7 +1883,7 @@ static PyObject *mod_plan(PyObject *mod, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_ValueError, "layout: with a memory (bits/memory) only");
         return NULL;
     }
-    if (blk >= 0 && M < RBF_MODEL_BLOCK_BITS) {
+    if (blk >= 0 && M < RBF_BLOCK_BITS) {
         PyErr_SetString(PyExc_ValueError, "layout: needs at least 512 bits (one block)");
         return NULL;
     }
@@ -1933,7 +1933,7 @@ static PyObject *mod_plan(PyObject *mod, PyObject *args, PyObject *kw)
         goto fail;
     if (blk >= 0) {
         /* the two layouts side by side, as rbf plan --layout --json */
-        uint64_t bb = M - M % RBF_MODEL_BLOCK_BITS;
+        uint64_t bb = M - M % RBF_BLOCK_BITS;
         const rbf_plan_choice *fl = &p.sigma_bounded;
         PyObject *lay = PyDict_New();
         if (!lay || dict_str(d, "layout", blk ? "blocked" : "flat") ||

@@ -26,8 +26,8 @@ int rbf_predict_params(const rbf_config *cfg, const rbf_predict_options *o, rbf_
     p->hashes = cfg->hashes;
     p->hashing = (cfg->hashing == RBF_NON_COLLIDING) ? RBF_NON_COLLIDING : RBF_COLLIDING;
     p->recycle = (cfg->recycle == RBF_RETAINING) ? RBF_RETAINING : RBF_NON_RETAINING;
-    p->layout = cfg->layout == RBF_LAYOUT_BLOCKED ? RBF_MODEL_LAYOUT_BLOCKED
-                                                  : RBF_MODEL_LAYOUT_FLAT;
+    p->layout = cfg->layout == RBF_LAYOUT_BLOCKED ? RBF_LAYOUT_BLOCKED
+                                                  : RBF_LAYOUT_FLAT;
     if (o) {
         p->method = o->method;
         p->progress = o->progress;
