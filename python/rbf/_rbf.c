@@ -1755,7 +1755,9 @@ static int choice_dict(PyObject *d, const char *name, const rbf_plan_choice *c, 
 static int plan_fields(PyObject *d, const rbf_plan *p, const rbf_plan_options *o)
 {
     return dict_u64(d, "bits", p->bits) || dict_u64(d, "memory_bytes", (p->bits + 7) / 8) ||
-           dict_f64(d, "fp_target", p->target_fp) || dict_u64(d, "max_hashes", o->max_hashes) ||
+           /* "target_fp" (2.1, as rbf plan --json); "fp_target" its old key, kept */
+           dict_f64(d, "target_fp", p->target_fp) || dict_f64(d, "fp_target", p->target_fp) ||
+           dict_u64(d, "max_hashes", o->max_hashes) ||
            dict_bool(d, "k_at_max_hashes",
                      p->sigma_bounded.feasible && p->sigma_bounded.hashes == o->max_hashes) ||
            dict_str(d, "hashing", o->hashing == RBF_NON_COLLIDING ? "non-colliding" : "colliding") ||
@@ -1926,7 +1928,9 @@ static PyObject *mod_plan(PyObject *mod, PyObject *args, PyObject *kw)
     PyObject *d = PyDict_New();
     if (!d)
         return NULL;
-    if (N && (dict_u64(d, "messages", N) || dict_u64(d, "two_phase_bits", b2) ||
+    /* "capacity" (2.1, rbf plan --capacity); "messages" its old key, kept */
+    if (N && (dict_u64(d, "capacity", N) || dict_u64(d, "messages", N) ||
+              dict_u64(d, "two_phase_bits", b2) ||
               dict_u64(d, "two_phase_memory_bytes", (b2 + 7) / 8)))
         goto fail;
     if (plan_fields(d, &p, &o))
