@@ -267,6 +267,21 @@ static void print_text(const rbf_sim_config *cfg, const char *wspec, const rbf_s
     }
 }
 
+/* What the models say about the simulated configuration (rbf_predict):
+ * a status, the rate in *fp when there is one, the model's name */
+static int predict(const rbf_sim_config *cfg, double *fp, const char **name)
+{
+    rbf_predict_options po;
+    rbf_predict_options_init(&po);
+    po.oracle = cfg->oracle ? 1 : 0;
+    rbf_prediction pr;
+    int rc = rbf_predict(&cfg->filter, &po, &pr);
+    if (rc == RBF_OK)
+        *fp = pr.fp;
+    *name = pr.name;
+    return rc;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     rbf_sim_config cfg;
@@ -408,13 +423,9 @@ int cmd_simulate(int argc, char **argv)
                         "(a filter bug)\n",
                 (unsigned long long)r.total.anomalies);
 
-    rbf_predict_options po;
-    rbf_predict_options_init(&po);
-    po.oracle = cfg.oracle ? 1 : 0;
-    rbf_prediction pr;
-    int mrc = rbf_predict(&cfg.filter, &po, &pr);
-    double model = mrc == RBF_OK ? pr.fp : 0;
-    const char *model_name = pr.name;
+    double model = 0;
+    const char *model_name = NULL;
+    int mrc = predict(&cfg, &model, &model_name);
     if (json)
         print_json(&cfg, wspec, &r, mrc, model, model_name, detail);
     else
