@@ -63,8 +63,10 @@ typedef enum {
 typedef struct rbf_prediction {
     double fp;                 /* average false-positive rate (count-instance);
                                   NaN when no model applies */
-    double messages_per_cycle; /* expected messages per cycle of the active
-                                  filter (N-bounded: N) */
+    double messages_per_cycle; /* messages per cycle of the active filter:
+                                  sigma-bounded E[N_0], the expected
+                                  bit-setting messages (the models'
+                                  expected_messages); N-bounded: N */
     rbf_predict_model model;   /* which model answered */
     rbf_layout layout;         /* the layout it models */
     const char *name;          /* static: the model's name as the table above
