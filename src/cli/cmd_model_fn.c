@@ -300,8 +300,8 @@ static int fn_compute(const cli_model_fn_args *a, const rbf_model_params *p,
         if (!rc && a->fn)
             rc = rbf_model_fn(p, s, w, &r->fr);
         if (!rc) {
-            r->fp = rbf_model_cycles_fp(r->c);
-            r->mean = rbf_model_cycles_mean(r->c);
+            rbf_model_cycles_get_fp(r->c, &r->fp);
+            rbf_model_cycles_get_mean(r->c, &r->mean);
         } else if (filled && rc != RBF_ECANCELED) {
             rc = RBF_OK;
             r->stuck = 1;
