@@ -109,16 +109,7 @@
 extern "C" {
 #endif
 
-/* Where a message's k positions lie (docs/semantics.md, "Positions"):
- *   RBF_LAYOUT_FLAT     anywhere in the filter's bits (the default; the
- *                       positions of 1.x);
- *   RBF_LAYOUT_BLOCKED  all k in one 64-byte block of 512 bits, chosen
- *                       uniformly and independently of the positions inside
- *                       it: one cache line per message, a few times faster,
- *                       at a slightly higher false-positive rate for the
- *                       same memory.  Bits per filter must be a multiple of
- *                       512. */
-typedef enum { RBF_LAYOUT_FLAT = 0, RBF_LAYOUT_BLOCKED = 1 } rbf_layout;
+/* The layout of the positions: rbf_layout and RBF_BLOCK_BITS (rbf_base.h). */
 
 /* Filter configuration.  Initialise with rbf_config_init(), then set
  * `bits`, `hashes` and exactly one of `sigma` / `messages`. */

@@ -88,6 +88,27 @@ typedef enum { RBF_COLLIDING = 0, RBF_NON_COLLIDING = 1 } rbf_hashing;
  * fresh filter (retaining). */
 typedef enum { RBF_NON_RETAINING = 0, RBF_RETAINING = 1 } rbf_recycle_mode;
 
+/* Where a message's k positions lie (docs/semantics.md, "Positions"):
+ *   RBF_LAYOUT_FLAT     anywhere in the filter's bits (the default; the
+ *                       positions of 1.x);
+ *   RBF_LAYOUT_BLOCKED  all k in one 64-byte block of 512 bits, chosen
+ *                       uniformly and independently of the positions inside
+ *                       it: one cache line per message, a few times faster,
+ *                       at a slightly higher false-positive rate for the
+ *                       same memory.  Bits per filter must be a multiple of
+ *                       RBF_BLOCK_BITS.
+ * The filter and the models share it (rbf_model_params.layout). */
+typedef enum { RBF_LAYOUT_FLAT = 0, RBF_LAYOUT_BLOCKED = 1 } rbf_layout;
+
+/* The blocked layout's block: 512 bits, one 64-byte cache line. */
+#define RBF_BLOCK_BITS 512u
+
+/* The one progress callback of the library (models, planner, simulator,
+ * prediction): called with the work done so far out of `total`; a
+ * non-zero return asks the computation to stop (RBF_ECANCELED).
+ * rbf_model_progress_fn and rbf_sim_progress_fn are other names of it. */
+typedef int (*rbf_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
 /* ---- splitmix64 (Steele, Lea & Flood 2014), the project's one generator
  *
  * An additive Weyl sequence (the golden-ratio increment) through a strong

@@ -54,18 +54,25 @@ typedef enum {
 
 /* Progress callback for long computations: `done` of `total` units.  Return
  * nonzero to cancel (the call then returns RBF_ECANCELED). */
-typedef int (*rbf_model_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+typedef rbf_progress_fn rbf_model_progress_fn; /* deprecated name (2.1) */
 
 /* Parameters shared by the models. */
 typedef struct rbf_model_params {
-    uint64_t bits;      /* M: bits of one filter (for two-phase functions: of each half) */
+    /* M: the bits of ONE filter (two-phase functions: of each half), where
+     * rbf_config.bits is the whole memory.  bits_per_filter is the same
+     * field under the name that says so (2.1); `bits` stays for source
+     * compatibility. */
+    union {
+        uint64_t bits;
+        uint64_t bits_per_filter;
+    };
     unsigned hashes;    /* k >= 1 */
     rbf_hashing hashing;      /* RBF_COLLIDING (default) or RBF_NON_COLLIDING */
     rbf_recycle_mode recycle; /* RBF_NON_RETAINING (default) or RBF_RETAINING (sigma-bounded only) */
     rbf_model_method method;
     rbf_model_progress_fn progress; /* may be NULL */
     void *progress_ctx;
-    /* Filter layout (0 = flat, the default; see rbf_model_layout below).
+    /* Filter layout, an rbf_layout (RBF_LAYOUT_FLAT = 0, the default).
      * The flat functions above ignore it; the rbf_model_blocked_* functions
      * below model the blocked layout whatever it says. */
     int layout;
@@ -276,11 +283,13 @@ RBF_API int rbf_plan_messages_two_phase(uint64_t messages, double eps,
  * powers, B <= 64 by default) or by a 4-cumulant Edgeworth expansion
  * (B > 64); the time integrals use Gauss-Legendre quadrature.  Errors and
  * validation: docs/models.md.  Cost: milliseconds to a second. */
-#define RBF_MODEL_BLOCK_BITS 512u
-
+/* Deprecated names (2.1) of RBF_BLOCK_BITS and the rbf_layout values
+ * (rbf_base.h), which the filter and the models share. */
+#define RBF_MODEL_BLOCK_BITS RBF_BLOCK_BITS
+typedef rbf_layout rbf_model_layout;
 enum {
-    RBF_MODEL_LAYOUT_FLAT = 0,
-    RBF_MODEL_LAYOUT_BLOCKED = 1
+    RBF_MODEL_LAYOUT_FLAT = RBF_LAYOUT_FLAT,
+    RBF_MODEL_LAYOUT_BLOCKED = RBF_LAYOUT_BLOCKED
 };
 
 /* N-bounded blocked filter at N = `messages` bit-setting messages (real
@@ -400,15 +409,24 @@ RBF_API int rbf_model_cycles_new(const rbf_model_params *p, const rbf_model_cycl
                                        rbf_model_cycles **out);
 RBF_API void rbf_model_cycles_free(rbf_model_cycles *c);
 
+/* The accessors return RBF_OK and write the value through `out`, or
+ * RBF_EINVAL when `c` or `out` is NULL (2.1). */
 /* P(L = n), the probability that a cycle has n ticks. */
-RBF_API double rbf_model_cycles_pmf(const rbf_model_cycles *c, uint64_t n);
+RBF_API int rbf_model_cycles_get_pmf(const rbf_model_cycles *c, uint64_t n, double *out);
 /* The largest n with P(L = n) > 0 (after truncation). */
-RBF_API uint64_t rbf_model_cycles_max(const rbf_model_cycles *c);
+RBF_API int rbf_model_cycles_get_max(const rbf_model_cycles *c, uint64_t *out);
 /* E[L] (ticks per cycle). */
-RBF_API double rbf_model_cycles_mean(const rbf_model_cycles *c);
+RBF_API int rbf_model_cycles_get_mean(const rbf_model_cycles *c, double *out);
 /* The policy's average false-positive rate (count-instance), the same
  * model as rbf_model_sigma / _two_phase / _nbounded, plus the two-phase
  * N-bounded filter (the frozen filter holds the previous cycle's N). */
+RBF_API int rbf_model_cycles_get_fp(const rbf_model_cycles *c, double *out);
+
+/* Deprecated (2.1): the same values returned bare, 0 when `c` is NULL.
+ * Use rbf_model_cycles_get_pmf, _get_max, _get_mean and _get_fp. */
+RBF_API double rbf_model_cycles_pmf(const rbf_model_cycles *c, uint64_t n);
+RBF_API uint64_t rbf_model_cycles_max(const rbf_model_cycles *c);
+RBF_API double rbf_model_cycles_mean(const rbf_model_cycles *c);
 RBF_API double rbf_model_cycles_fp(const rbf_model_cycles *c);
 
 /* Where the message's last arrival fell (docs/models.md 9.2). */

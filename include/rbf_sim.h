@@ -80,7 +80,7 @@ RBF_API int rbf_sim_workload_parse(const char *spec, rbf_sim_workload *out, cons
  * included).  Called from the thread that called rbf_sim_run, a few times a
  * second; return nonzero to cancel (rbf_sim_run then returns
  * RBF_ECANCELED).  Same signature as rbf_model_progress_fn. */
-typedef int (*rbf_sim_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+typedef rbf_progress_fn rbf_sim_progress_fn; /* deprecated name (2.1) */
 
 typedef struct rbf_sim_config {
     /* The filter under test: bits, hashes, exactly one of sigma/messages,
@@ -212,13 +212,13 @@ RBF_API int rbf_sim_sequence(const rbf_sim_config *cfg, const uint64_t *hashes, 
 RBF_API int rbf_sim_trace_read(const char *path, uint32_t **ids, uint64_t *n, uint32_t *distinct);
 
 /* The models' count-instance prediction for this configuration, where one
- * exists: one-phase sigma-bounded f_sigma^1 (the variant given by hashing
- * and recycle), two-phase sigma-bounded f_sigma^2 (each half bits/2),
- * oracle N-bounded exact_oracle, real-user N-bounded exact_real.  Stores the
- * rate in *fp and, if `name` is not NULL, a static name ("f_sigma^1",
- * "f_sigma^2", "exact_oracle", "exact_real").  Returns RBF_OK,
- * RBF_ENOMODEL (no model for this case, e.g. two-phase N-bounded) or
- * the model's error (e.g. RBF_EINVAL while a model is not implemented). */
+ * exists: rbf_predict (include/rbf_predict.h) on cfg->filter with
+ * cfg->oracle, the same answer the CLI, the Redis module and reproduce
+ * give.  Stores the rate in *fp and, if `name` is not NULL, the model's
+ * static name ("f_sigma^1", "f_sigma^2", "exact_oracle", "exact_real",
+ * "f_N^2_real", "blocked f_sigma^1", ...; NULL when none applies).  Returns
+ * RBF_OK, RBF_ENOMODEL (no model for this case: two-phase N-bounded
+ * blocked) or the model's error. */
 RBF_API int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name);
 
 /* The steady state of a run: over the epochs that recycled at least twice

@@ -183,7 +183,7 @@ int rr_parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int from, in
             return rr_reply_errf(ctx, "ERR LAYOUT blocked with PHASES 2 cannot be planned (the library "
                                    "has no blocked two-phase planner): give BITS, HASHES and SIGMA"),
                    -1;
-        if (q->layout == RBF_LAYOUT_BLOCKED && has && q->mem_bits < RR_BLOCK_BITS)
+        if (q->layout == RBF_LAYOUT_BLOCKED && has && q->mem_bits < RBF_BLOCK_BITS)
             return rr_reply_errf(ctx, "ERR MEMORY with LAYOUT blocked must be at least 64 bytes "
                                    "(one 512-bit block)"),
                    -1;
@@ -198,9 +198,9 @@ int rr_parse_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int from, in
         return rr_reply_errf(ctx, "ERR BITS and HASHES need exactly one of SIGMA or MESSAGES"), -1;
     if (q->layout == RBF_LAYOUT_BLOCKED) {
         /* bits per filter (floor(BITS / PHASES)) in whole 512-bit blocks */
-        uint64_t per = q->bits / q->phases, step = (uint64_t)RR_BLOCK_BITS * q->phases;
-        if (per % RR_BLOCK_BITS != 0 || per == 0) {
-            uint64_t lo = per / RR_BLOCK_BITS * step;
+        uint64_t per = q->bits / q->phases, step = (uint64_t)RBF_BLOCK_BITS * q->phases;
+        if (per % RBF_BLOCK_BITS != 0 || per == 0) {
+            uint64_t lo = per / RBF_BLOCK_BITS * step;
             uint64_t hi = lo <= UINT64_MAX - step ? lo + step : lo;
             if (lo == 0)
                 return rr_reply_errf(ctx, "ERR BITS %llu with LAYOUT blocked%s: the bits per filter "

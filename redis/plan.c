@@ -95,84 +95,26 @@ static int model_progress(void *ctx, uint64_t done, uint64_t total)
     return atomic_load((atomic_int *)ctx);
 }
 
-/* The blocked layout's models (rbf_model_blocked_*), the same quantities
- * as the flat ones below: the average rate and E[N_0] (sigma-bounded), the
- * real-user rate and N (N-bounded).  The library has no two-phase
- * N-bounded model, blocked or flat. */
-static int model_compute_blocked(const rbf_config *c, rbf_model_params *p, double *fp,
-                                 double *mpc)
-{
-    p->layout = RBF_MODEL_LAYOUT_BLOCKED;
-    if (c->sigma && c->phases == 1) {
-        rbf_model_blocked_sigma_result r;
-        if (rbf_model_blocked_sigma(p, c->sigma, &r) != RBF_OK)
-            return RR_MODEL_NONE;
-        *fp = r.fp;
-        *mpc = r.expected_messages;
-        return RR_MODEL_READY;
-    }
-    if (c->sigma) {
-        rbf_model_blocked_two_phase_result r;
-        if (rbf_model_blocked_two_phase(p, c->sigma, &r) != RBF_OK)
-            return RR_MODEL_NONE;
-        *fp = r.fp;
-        *mpc = r.expected_messages;
-        return RR_MODEL_READY;
-    }
-    *mpc = (double)c->messages;
-    if (c->phases == 2) {
-        *fp = NAN;
-        return RR_MODEL_NONE;
-    }
-    p->recycle = RBF_NON_RETAINING;
-    rbf_model_blocked_n_result r;
-    if (rbf_model_blocked_nbounded(p, c->messages, &r) != RBF_OK)
-        return RR_MODEL_NONE;
-    *fp = r.exact_real;
-    return RR_MODEL_READY;
-}
-
 /* The model's average false-positive rate and messages per cycle for a
- * configuration; RR_MODEL_NONE where no model applies (two-phase
- * N-bounded) or it failed. */
+ * configuration (rbf_predict, the same answer the simulator and the CLI
+ * give); RR_MODEL_NONE where no model applies (two-phase N-bounded
+ * blocked) or it failed. */
 static int model_compute(const rbf_config *c, atomic_int *cancel, double *fp, double *mpc)
 {
-    rbf_model_params p;
-    rbf_model_params_init(&p);
-    p.hashes = c->hashes;
-    p.hashing = (c->hashing == RBF_NON_COLLIDING) ? RBF_NON_COLLIDING : RBF_COLLIDING;
-    p.recycle = (c->recycle == RBF_RETAINING) ? RBF_RETAINING : RBF_NON_RETAINING;
-    p.progress = model_progress;
-    p.progress_ctx = cancel;
-    p.bits = c->phases == 2 ? c->bits / 2 : c->bits;
-    if (c->layout == RBF_LAYOUT_BLOCKED)
-        return model_compute_blocked(c, &p, fp, mpc);
-    if (c->sigma && c->phases == 1) {
-        rbf_model_sigma_result r;
-        if (rbf_model_sigma(&p, c->sigma, &r) != RBF_OK)
-            return RR_MODEL_NONE;
-        *fp = r.fp;
-        *mpc = r.expected_messages;
-        return RR_MODEL_READY;
-    }
-    if (c->sigma) {
-        rbf_model_two_phase_result r;
-        if (rbf_model_two_phase(&p, c->sigma, &r) != RBF_OK)
-            return RR_MODEL_NONE;
-        *fp = r.fp;
-        *mpc = r.expected_messages;
-        return RR_MODEL_READY;
-    }
-    *mpc = (double)c->messages;
-    if (c->phases == 2) {
+    rbf_predict_options o;
+    rbf_predict_options_init(&o);
+    o.progress = model_progress;
+    o.progress_ctx = cancel;
+    rbf_prediction pr;
+    int rc = rbf_predict(c, &o, &pr);
+    *fp = pr.fp;
+    *mpc = pr.messages_per_cycle;
+    if (rc != RBF_OK) {
         *fp = NAN;
+        if (!c->messages)
+            *mpc = NAN;
         return RR_MODEL_NONE;
     }
-    p.recycle = RBF_NON_RETAINING;
-    rbf_model_n_result r;
-    if (rbf_model_nbounded(&p, c->messages, &r) != RBF_OK)
-        return RR_MODEL_NONE;
-    *fp = r.exact_real;
     return RR_MODEL_READY;
 }
 
@@ -235,7 +177,7 @@ static void plan_run_blocked(const rr_req *q, const rbf_plan_options *po, rr_pla
 {
     rbf_plan_choice ch;
     memset(&ch, 0, sizeof ch);
-    uint64_t bits = q->mem_bits / RR_BLOCK_BITS * RR_BLOCK_BITS;
+    uint64_t bits = q->mem_bits / RBF_BLOCK_BITS * RBF_BLOCK_BITS;
     int rc = q->capacity ? rbf_plan_blocked_capacity(q->capacity, q->eps, po, &bits, &ch)
                          : rbf_plan_blocked_memory(bits, q->eps, po, &ch);
     o->err = NULL;

@@ -22,6 +22,7 @@
 
 #include <rbf.h>
 #include <rbf_model.h>
+#include <rbf_predict.h>
 
 #include "redismodule_api.h"
 
@@ -32,7 +33,6 @@
 #else
 #define RR_ENCVER 1
 #endif
-#define RR_BLOCK_BITS 512u /* the blocked layout's block (RBF_MODEL_BLOCK_BITS) */
 /* Largest planned reservation (bytes, MEMORY or CAPACITY's lower bound)
  * planned inline where the client cannot wait (MULTI, Lua). */
 #define RR_INLINE_PLAN_BYTES (128u << 10)

@@ -1490,7 +1490,7 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_ValueError, "sigma: at least hashes with recycle='retaining'");
         return NULL;
     }
-    if (blk && (per < RBF_MODEL_BLOCK_BITS || per % RBF_MODEL_BLOCK_BITS)) {
+    if (blk && (per < RBF_BLOCK_BITS || per % RBF_BLOCK_BITS)) {
         PyErr_Format(PyExc_ValueError,
                      "layout='blocked': the bits per filter (%llu) are not whole blocks of 512",
                      (unsigned long long)per);
@@ -1515,7 +1515,7 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
     p.progress = progress_cb;
     p.progress_ctx = &pc;
     if (blk)
-        p.layout = RBF_MODEL_LAYOUT_BLOCKED;
+        p.layout = RBF_LAYOUT_BLOCKED;
 
     PyObject *d = PyDict_New();
     if (!d)
@@ -1528,7 +1528,7 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
         dict_str(d, "method", method_name(meth)) ||
         (ph == 2 && dict_u64(d, "bits_per_filter", per)) ||
         dict_str(d, "layout", blk ? "blocked" : "flat") ||
-        (blk && dict_u64(d, "blocks_per_filter", per / RBF_MODEL_BLOCK_BITS)))
+        (blk && dict_u64(d, "blocks_per_filter", per / RBF_BLOCK_BITS)))
         goto fail;
 
     int rc = 0;
@@ -1755,7 +1755,9 @@ static int choice_dict(PyObject *d, const char *name, const rbf_plan_choice *c, 
 static int plan_fields(PyObject *d, const rbf_plan *p, const rbf_plan_options *o)
 {
     return dict_u64(d, "bits", p->bits) || dict_u64(d, "memory_bytes", (p->bits + 7) / 8) ||
-           dict_f64(d, "fp_target", p->target_fp) || dict_u64(d, "max_hashes", o->max_hashes) ||
+           /* "target_fp" (2.1, as rbf plan --json); "fp_target" its old key, kept */
+           dict_f64(d, "target_fp", p->target_fp) || dict_f64(d, "fp_target", p->target_fp) ||
+           dict_u64(d, "max_hashes", o->max_hashes) ||
            dict_bool(d, "k_at_max_hashes",
                      p->sigma_bounded.feasible && p->sigma_bounded.hashes == o->max_hashes) ||
            dict_str(d, "hashing", o->hashing == RBF_NON_COLLIDING ? "non-colliding" : "colliding") ||
@@ -1883,7 +1885,7 @@ static PyObject *mod_plan(PyObject *mod, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_ValueError, "layout: with a memory (bits/memory) only");
         return NULL;
     }
-    if (blk >= 0 && M < RBF_MODEL_BLOCK_BITS) {
+    if (blk >= 0 && M < RBF_BLOCK_BITS) {
         PyErr_SetString(PyExc_ValueError, "layout: needs at least 512 bits (one block)");
         return NULL;
     }
@@ -1926,14 +1928,16 @@ static PyObject *mod_plan(PyObject *mod, PyObject *args, PyObject *kw)
     PyObject *d = PyDict_New();
     if (!d)
         return NULL;
-    if (N && (dict_u64(d, "messages", N) || dict_u64(d, "two_phase_bits", b2) ||
+    /* "capacity" (2.1, rbf plan --capacity); "messages" its old key, kept */
+    if (N && (dict_u64(d, "capacity", N) || dict_u64(d, "messages", N) ||
+              dict_u64(d, "two_phase_bits", b2) ||
               dict_u64(d, "two_phase_memory_bytes", (b2 + 7) / 8)))
         goto fail;
     if (plan_fields(d, &p, &o))
         goto fail;
     if (blk >= 0) {
         /* the two layouts side by side, as rbf plan --layout --json */
-        uint64_t bb = M - M % RBF_MODEL_BLOCK_BITS;
+        uint64_t bb = M - M % RBF_BLOCK_BITS;
         const rbf_plan_choice *fl = &p.sigma_bounded;
         PyObject *lay = PyDict_New();
         if (!lay || dict_str(d, "layout", blk ? "blocked" : "flat") ||

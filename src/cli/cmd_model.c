@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "model_fn.h"
 #include "rbf_model.h"
+#include "rbf_predict.h"
 
 static uint64_t *forget_gaps; /* --forget's gaps */
 
@@ -160,7 +161,7 @@ static void json_inputs(const opts *o)
     if (o->blocked)
         printf(", \"blocks_per_filter\": %llu",
                (unsigned long long)((o->phases == 2 ? o->bits / 2 : o->bits) /
-                                    RBF_MODEL_BLOCK_BITS));
+                                    RBF_BLOCK_BITS));
 }
 
 static void jfield(const char *name, double v)
@@ -196,8 +197,8 @@ static void header(const opts *o)
     if (o->blocked)
         printf("layout             blocked (%llu blocks of %u bits per filter)\n",
                (unsigned long long)((o->phases == 2 ? o->bits / 2 : o->bits) /
-                                    RBF_MODEL_BLOCK_BITS),
-               RBF_MODEL_BLOCK_BITS);
+                                    RBF_BLOCK_BITS),
+               RBF_BLOCK_BITS);
     if (o->sigma)
         printf("sigma              %llu\n", (unsigned long long)o->sigma);
     else
@@ -521,99 +522,102 @@ static int run_blocked(const opts *o, rbf_model_params *p)
     return cli_finish_stdout(CMD);
 }
 
-int cmd_model(int argc, char **argv)
+/* parse_options and the checks return this to go on, else the exit status */
+#define GO_ON (-1)
+
+/* Which options were given */
+typedef struct given {
+    int bits, hashes, sigma, messages, method;
+} given;
+
+/* The options into *o, *fa and *h: GO_ON, or the exit status (--help, a
+ * bad option). */
+static int parse_options(int argc, char **argv, opts *o, cli_model_fn_args *fa, given *h)
 {
-    opts o;
-    memset(&o, 0, sizeof o);
-    o.phases = 1;
-    o.method = RBF_MODEL_AUTO;
-    int have_bits = 0, have_hashes = 0, have_sigma = 0, have_messages = 0, have_method = 0;
     uint64_t v;
     int opt, rc;
-    cli_model_fn_args fa;
-    memset(&fa, 0, sizeof fa);
     cli_getopt_reset();
     while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         switch (opt) {
         case O_BITS:
-            if ((rc = cli_opt_count(CMD, "--bits", optarg, 1, &o.bits)))
+            if ((rc = cli_opt_count(CMD, "--bits", optarg, 1, &o->bits)))
                 return rc;
-            have_bits = 1;
+            h->bits = 1;
             break;
         case O_HASHES:
             if ((rc = cli_opt_uint(CMD, "--hashes", optarg, 1, RBF_MAX_HASHES, &v)))
                 return rc;
-            o.hashes = (unsigned)v;
-            have_hashes = 1;
+            o->hashes = (unsigned)v;
+            h->hashes = 1;
             break;
         case O_SIGMA:
-            if ((rc = cli_opt_count(CMD, "--sigma", optarg, 1, &o.sigma)))
+            if ((rc = cli_opt_count(CMD, "--sigma", optarg, 1, &o->sigma)))
                 return rc;
-            have_sigma = 1;
+            h->sigma = 1;
             break;
         case O_MESSAGES:
-            if ((rc = cli_opt_count(CMD, "--messages", optarg, 1, &o.messages)))
+            if ((rc = cli_opt_count(CMD, "--messages", optarg, 1, &o->messages)))
                 return rc;
-            have_messages = 1;
+            h->messages = 1;
             break;
         case O_HASHING:
-            if ((rc = cli_opt_hashing(CMD, optarg, &o.nc)))
+            if ((rc = cli_opt_hashing(CMD, optarg, &o->nc)))
                 return rc;
             break;
         case O_RECYCLE:
-            if ((rc = cli_opt_recycle(CMD, optarg, &o.ret)))
+            if ((rc = cli_opt_recycle(CMD, optarg, &o->ret)))
                 return rc;
             break;
         case O_PHASES:
-            if ((rc = cli_opt_phases(CMD, optarg, &o.phases)))
+            if ((rc = cli_opt_phases(CMD, optarg, &o->phases)))
                 return rc;
             break;
         case O_METHOD:
-            o.paper = 0;
+            o->paper = 0;
             if (!strcmp(optarg, "fast"))
-                o.method = RBF_MODEL_ASYMPTOTIC;
+                o->method = RBF_MODEL_ASYMPTOTIC;
             else if (!strcmp(optarg, "exact"))
-                o.method = RBF_MODEL_EXACT;
+                o->method = RBF_MODEL_EXACT;
             else if (!strcmp(optarg, "auto"))
-                o.method = RBF_MODEL_AUTO;
+                o->method = RBF_MODEL_AUTO;
             else if (!strcmp(optarg, "paper")) {
-                o.method = RBF_MODEL_PAPER;
-                o.paper = 1;
+                o->method = RBF_MODEL_PAPER;
+                o->paper = 1;
             } else
                 return cli_bad_value(CMD, "--method", optarg, NULL, "auto, exact, fast or paper");
-            have_method = 1;
+            h->method = 1;
             break;
         case O_POINTS:
-            if ((rc = cli_opt_count(CMD, "--points", optarg, 1, &o.points)))
+            if ((rc = cli_opt_count(CMD, "--points", optarg, 1, &o->points)))
                 return rc;
-            if (o.points < 2)
+            if (o->points < 2)
                 return cli_usage(CMD, "--points: at least 2");
             break;
         case O_FORCE:
-            o.force = 1;
+            o->force = 1;
             break;
         case O_CURVE:
-            o.curve = 1;
+            o->curve = 1;
             break;
         case O_LAYOUT:
             if (!strcmp(optarg, "flat"))
-                o.blocked = 0;
+                o->blocked = 0;
             else if (!strcmp(optarg, "blocked"))
-                o.blocked = 1;
+                o->blocked = 1;
             else
                 return cli_usage(CMD, "--layout: '%s' is not flat or blocked", optarg);
             break;
         case O_JSON:
-            o.json = 1;
+            o->json = 1;
             break;
         case O_HELP:
             help();
             return cli_finish_stdout(CMD);
         case O_FN:
-            fa.fn = optarg;
+            fa->fn = optarg;
             break;
         case O_ORACLE:
-            fa.oracle = 1;
+            fa->oracle = 1;
             break;
         case O_FORGET: {
             const char *err = NULL;
@@ -623,15 +627,15 @@ int cmd_model(int argc, char **argv)
                 return cli_bad_value(CMD, "--forget", optarg, err, "gaps in ticks: 100, 10,50,200 or 0:1000:50");
             free(forget_gaps);
             forget_gaps = g; /* reachable until exit, whatever path returns */
-            fa.forget = g;
-            fa.nforget = n;
+            fa->forget = g;
+            fa->nforget = n;
             break;
         }
         case O_NEWFRAC: {
             const char *err = NULL;
-            if (cli_parse_double(optarg, 0.0, 1.0, 1, 0, &fa.new_fraction, &err))
+            if (cli_parse_double(optarg, 0.0, 1.0, 1, 0, &fa->new_fraction, &err))
                 return cli_usage(CMD, "--new-fraction: %s", err ? err : "must be in [0, 1)");
-            fa.have_new_fraction = 1;
+            fa->have_new_fraction = 1;
             break;
         }
         case O_ARRIVALS:
@@ -642,9 +646,9 @@ int cmd_model(int argc, char **argv)
                 return cli_usage(CMD, "%s: %s", opt == O_ARRIVALS ? "--arrivals" : "--replicas",
                                  err ? err : "a count from 1 (replicas: to 1000)");
             if (opt == O_ARRIVALS)
-                fa.arrivals = cnt;
+                fa->arrivals = cnt;
             else
-                fa.replicas = (unsigned)cnt;
+                fa->replicas = (unsigned)cnt;
             break;
         }
         default:
@@ -653,111 +657,155 @@ int cmd_model(int argc, char **argv)
     }
     if ((rc = cli_no_operands(CMD, argc, argv)))
         return rc;
-    if (!have_bits)
+    if (!h->bits)
         return cli_usage(CMD, "--bits is required");
-    if (!have_hashes)
+    if (!h->hashes)
         return cli_usage(CMD, "--hashes is required");
-    if (have_sigma == have_messages)
+    if (h->sigma == h->messages)
         return cli_usage(CMD, "give exactly one of --sigma and --messages");
-    if (o.curve && o.json)
+    if (o->curve && o->json)
         return cli_usage(CMD, "--curve and --json do not go together (--curve is CSV)");
-    if (o.points && !o.curve)
+    if (o->points && !o->curve)
         return cli_usage(CMD, "--points: applies to --curve only");
-    if (o.curve && !o.points && !o.force && (have_sigma ? o.sigma : o.messages) > CURVE_MAX_ROWS)
+    if (o->curve && !o->points && !o->force && (h->sigma ? o->sigma : o->messages) > CURVE_MAX_ROWS)
         return cli_usage(CMD,
                          "--curve: %llu rows (about %.3g GB of CSV); sample them with --points P, "
                          "or give --force",
-                         (unsigned long long)(have_sigma ? o.sigma : o.messages),
-                         (double)(have_sigma ? o.sigma : o.messages) * 60e-9);
-    uint64_t per_filter = o.phases == 2 ? o.bits / 2 : o.bits;
-    if ((fa.arrivals || fa.replicas) && !(fa.fn && !strncmp(fa.fn, "trace:", 6)))
-        return cli_usage(CMD, "--arrivals, --replicas: apply to --fn trace:FILE only");
-    if (fa.fn || fa.oracle || fa.have_new_fraction || fa.forget || (have_messages && o.phases == 2)) {
-        /* the cycle-length models (cmd_model_fn.c) */
-        if (fa.oracle && !have_messages)
-            return cli_usage(CMD, "--oracle: applies to --messages only");
-        if (o.blocked)
-            return cli_usage(CMD, "--layout blocked: not with --fn, --forget, --oracle or two-phase "
-                                  "--messages (those models are of the flat layout)");
-        if (o.curve)
-            return cli_usage(CMD, "--curve: not with --fn, --forget, --oracle or two-phase --messages");
-        if (have_method && o.paper)
-            return cli_usage(CMD, "--method paper: not with --fn, --forget, --oracle or two-phase "
-                                  "--messages");
-        if (have_messages && o.ret)
-            return cli_usage(CMD, "--recycle: applies to --sigma only");
-        if (have_sigma && (o.sigma >= per_filter || (o.ret && o.sigma < o.hashes)))
-            return cli_usage(CMD, "--sigma: must be less than the bits per filter (%llu), and at "
-                                  "least --hashes with --recycle retaining",
-                             (unsigned long long)per_filter);
-        if (o.nc && o.hashes > per_filter)
-            return cli_usage(CMD, "--hashes: must not exceed the bits per filter with "
-                                  "non-colliding hashing");
-        fa.bits = o.bits;
-        fa.sigma = o.sigma;
-        fa.messages = o.messages;
-        fa.hashes = o.hashes;
-        fa.phases = o.phases;
-        fa.nc = o.nc;
-        fa.ret = o.ret;
-        fa.json = o.json;
-        fa.method = o.method;
-        return cli_model_fn(&fa);
-    }
-    if (have_messages) {
-        if (o.phases == 2)
+                         (unsigned long long)(h->sigma ? o->sigma : o->messages),
+                         (double)(h->sigma ? o->sigma : o->messages) * 60e-9);
+    return GO_ON;
+}
+
+/* The cycle-length models (cmd_model_fn.c): --fn, --forget, --oracle,
+ * --new-fraction and two-phase --messages */
+static int run_cycle_models(opts *o, cli_model_fn_args *fa, const given *h, uint64_t per_filter)
+{
+    /* the cycle-length models (cmd_model_fn.c) */
+    if (fa->oracle && !h->messages)
+        return cli_usage(CMD, "--oracle: applies to --messages only");
+    if (o->blocked)
+        return cli_usage(CMD, "--layout blocked: not with --fn, --forget, --oracle or two-phase "
+                              "--messages (those models are of the flat layout)");
+    if (o->curve)
+        return cli_usage(CMD, "--curve: not with --fn, --forget, --oracle or two-phase --messages");
+    if (h->method && o->paper)
+        return cli_usage(CMD, "--method paper: not with --fn, --forget, --oracle or two-phase "
+                              "--messages");
+    if (h->messages && o->ret)
+        return cli_usage(CMD, "--recycle: applies to --sigma only");
+    if (h->sigma && (o->sigma >= per_filter || (o->ret && o->sigma < o->hashes)))
+        return cli_usage(CMD, "--sigma: must be less than the bits per filter (%llu), and at "
+                              "least --hashes with --recycle retaining",
+                         (unsigned long long)per_filter);
+    if (o->nc && o->hashes > per_filter)
+        return cli_usage(CMD, "--hashes: must not exceed the bits per filter with "
+                              "non-colliding hashing");
+    fa->bits = o->bits;
+    fa->sigma = o->sigma;
+    fa->messages = o->messages;
+    fa->hashes = o->hashes;
+    fa->phases = o->phases;
+    fa->nc = o->nc;
+    fa->ret = o->ret;
+    fa->json = o->json;
+    fa->method = o->method;
+    return cli_model_fn(fa);
+}
+
+/* The checks of one value, sigma- or N-bounded, flat or blocked: GO_ON or
+ * the exit status */
+static int check_single(const opts *o, const given *h, uint64_t per_filter)
+{
+    if (h->messages) {
+        if (o->phases == 2)
             return cli_usage(CMD, "--phases 2: the two-phase model is sigma-bounded (use --sigma)");
-        if (o.ret)
+        if (o->ret)
             return cli_usage(CMD, "--recycle: applies to --sigma only");
-        if (have_method && o.paper)
+        if (h->method && o->paper)
             return cli_usage(CMD, "--method paper: applies to --sigma only");
     } else {
         char val[24];
-        snprintf(val, sizeof val, "%llu", (unsigned long long)o.sigma);
-        if (o.sigma >= per_filter)
+        snprintf(val, sizeof val, "%llu", (unsigned long long)o->sigma);
+        if (o->sigma >= per_filter)
             return cli_bad_value(CMD, "--sigma", val, "not less than the bits per filter",
                                  "at most %llu", (unsigned long long)per_filter - 1);
-        if (o.ret && o.sigma < o.hashes)
+        if (o->ret && o->sigma < o->hashes)
             return cli_bad_value(CMD, "--sigma", val, "less than --hashes",
-                                 "at least %u with --recycle retaining", o.hashes);
-        if (o.curve && o.paper && o.sigma > 100000)
+                                 "at least %u with --recycle retaining", o->hashes);
+        if (o->curve && o->paper && o->sigma > 100000)
             return cli_usage(CMD, "--curve --method paper: at most 100000 rows (one solve each)");
     }
-    if (o.blocked) {
-        if (per_filter < RBF_MODEL_BLOCK_BITS || per_filter % RBF_MODEL_BLOCK_BITS) {
+    if (o->blocked) {
+        if (per_filter < RBF_BLOCK_BITS || per_filter % RBF_BLOCK_BITS) {
             char why[96];
             snprintf(why, sizeof why, "the bits per filter (%llu) are not whole blocks",
                      (unsigned long long)per_filter);
             return cli_bad_value(CMD, "--layout", "blocked", why,
                                  "flat, or bits per filter a multiple of %u",
-                                 RBF_MODEL_BLOCK_BITS);
+                                 RBF_BLOCK_BITS);
         }
-        if (o.curve)
+        if (o->curve)
             return cli_usage(CMD, "--layout blocked: no --curve (one value at a time)");
-        if (o.paper)
+        if (o->paper)
             return cli_usage(CMD, "--layout blocked: no --method paper");
     }
-    if (o.nc && o.hashes > per_filter) {
+    if (o->nc && o->hashes > per_filter) {
         char val[24];
-        snprintf(val, sizeof val, "%u", o.hashes);
+        snprintf(val, sizeof val, "%u", o->hashes);
         return cli_bad_value(CMD, "--hashes", val, "more than the bits per filter",
                              "at most %llu with non-colliding hashing",
                              (unsigned long long)per_filter);
     }
 
+    return GO_ON;
+}
+
+/* The filter configuration the options describe, for rbf_predict_params */
+static void options_config(const opts *o, rbf_config *c)
+{
+    rbf_config_init(c);
+    c->bits = o->bits;
+    c->hashes = o->hashes;
+    c->sigma = o->sigma;
+    c->messages = o->messages;
+    c->phases = o->phases;
+    c->hashing = o->nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
+    c->recycle = o->ret ? RBF_RETAINING : RBF_NON_RETAINING;
+    c->layout = o->blocked ? RBF_LAYOUT_BLOCKED : RBF_LAYOUT_FLAT;
+}
+
+int cmd_model(int argc, char **argv)
+{
+    opts o;
+    memset(&o, 0, sizeof o);
+    o.phases = 1;
+    o.method = RBF_MODEL_AUTO;
+    given h;
+    memset(&h, 0, sizeof h);
+    cli_model_fn_args fa;
+    memset(&fa, 0, sizeof fa);
+    int rc = parse_options(argc, argv, &o, &fa, &h);
+    if (rc != GO_ON)
+        return rc;
+    uint64_t per_filter = o.phases == 2 ? o.bits / 2 : o.bits;
+    if ((fa.arrivals || fa.replicas) && !(fa.fn && !strncmp(fa.fn, "trace:", 6)))
+        return cli_usage(CMD, "--arrivals, --replicas: apply to --fn trace:FILE only");
+    if (fa.fn || fa.oracle || fa.have_new_fraction || fa.forget || (h.messages && o.phases == 2))
+        return run_cycle_models(&o, &fa, &h, per_filter);
+    if ((rc = check_single(&o, &h, per_filter)) != GO_ON)
+        return rc;
+
+    rbf_config c;
+    options_config(&o, &c);
+    rbf_predict_options po;
+    rbf_predict_options_init(&po);
+    po.method = o.method;
+    po.progress = cli_progress_cb;
     rbf_model_params p;
-    rbf_model_params_init(&p);
-    p.bits = per_filter;
-    p.hashes = o.hashes;
-    p.hashing = (o.nc) ? RBF_NON_COLLIDING : RBF_COLLIDING;
-    p.recycle = (o.ret) ? RBF_RETAINING : RBF_NON_RETAINING;
-    p.method = o.method;
-    p.progress = cli_progress_cb;
-    p.progress_ctx = NULL;
+    rbf_predict_params(&c, &po, &p);
     if (o.blocked) {
-        p.layout = RBF_MODEL_LAYOUT_BLOCKED;
         cli_progress_begin("model", 1);
         return run_blocked(&o, &p);
     }
-    return have_sigma ? run_sigma(&o, &p) : run_messages(&o, &p);
+    return h.sigma ? run_sigma(&o, &p) : run_messages(&o, &p);
 }

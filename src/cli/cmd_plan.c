@@ -17,20 +17,21 @@ static void help(void)
 {
     printf(
         "Usage: rbf plan (--bits M | --memory SIZE) --fp EPS [OPTIONS]\n"
-        "       rbf plan --messages N --fp EPS [OPTIONS]\n"
+        "       rbf plan --capacity N --fp EPS [OPTIONS]\n"
         "\n"
         "For a memory and a target average false-positive rate EPS, the number of\n"
         "hashes k and the recycling threshold that hold the most messages per cycle,\n"
         "for each policy: sigma-bounded (recycle at sigma set bits; recommended),\n"
         "average-N and oracle-N (the paper's N-bounded bounds), worst case (the\n"
         "classic sizing: recycle after N messages with f_w(N) <= EPS) and two-phase\n"
-        "(two filters of M/2).  With --messages: the least memory whose\n"
+        "(two filters of M/2).  With --capacity: the least memory whose\n"
         "sigma-bounded filter holds N messages per cycle at EPS (and the same for\n"
         "two-phase), with the plan at that memory.\n"
         "\n"
         "  --bits M            memory in bits (suffixes k M G T, Ki Mi Gi Ti; 2^40)\n"
         "  --memory SIZE       memory in bytes instead (64MiB, 1GB, 4096, ...)\n"
-        "  --messages N        messages per cycle to hold (least-memory question)\n"
+        "  --capacity N        messages per cycle to hold (least-memory question;\n"
+        "                      --messages N is its old name, kept for one release)\n"
         "  --fp EPS            target average false-positive rate, 0 < EPS < 1\n"
         "  --max-hashes K      largest k to consider (default 32, at most %u)\n"
         "  --hashing H         colliding (default) | non-colliding\n"
@@ -39,7 +40,7 @@ static void help(void)
         "                      the blocked layout (blocks of 512 bits, the memory\n"
         "                      rounded down to a multiple of 512) and show the\n"
         "                      messages per cycle per bit of both layouts; with\n"
-        "                      --messages also the least whole blocks whose blocked\n"
+        "                      --capacity also the least whole blocks whose blocked\n"
         "                      plan holds N\n"
         "  --method X          auto (default: exact below 2^22 bits, else fast) | exact\n"
         "                      (the renewal pass, O(kM)) | fast (asymptotic, milliseconds\n"
@@ -62,18 +63,19 @@ static void help(void)
         "Ties in capacity go to the smaller k.  Examples:\n"
         "  rbf plan --bits 16Mi --fp 0.001\n"
         "  rbf plan --memory 64MiB --fp 1e-6 --json\n"
-        "  rbf plan --messages 1M --fp 0.001\n"
+        "  rbf plan --capacity 1M --fp 0.001\n"
         "  rbf plan --bits 16Mi --fp 0.001 --layout blocked\n"
-        "  rbf plan --messages 1M --fp 0.001 --layout blocked\n",
+        "  rbf plan --capacity 1M --fp 0.001 --layout blocked\n",
         RBF_MAX_HASHES);
 }
 
-enum { O_BITS = 256, O_MEMORY, O_MESSAGES, O_FP, O_MAXK, O_HASHING, O_RECYCLE, O_METHOD, O_JSON,
+enum { O_BITS = 256, O_MEMORY, O_MESSAGES, O_CAPACITY, O_FP, O_MAXK, O_HASHING, O_RECYCLE, O_METHOD, O_JSON,
        O_HELP, O_LAYOUT, O_REMEMBER, O_MISS, O_FN, O_ARRIVALS };
 
 static const struct option longopts[] = {
     {"bits", required_argument, NULL, O_BITS},
     {"memory", required_argument, NULL, O_MEMORY},
+    {"capacity", required_argument, NULL, O_CAPACITY},
     {"messages", required_argument, NULL, O_MESSAGES},
     {"fp", required_argument, NULL, O_FP},
     {"max-hashes", required_argument, NULL, O_MAXK},
@@ -123,7 +125,7 @@ static void json_choice(const char *name, const rbf_plan_choice *c, int is_sigma
 
 static void json_plan_fields(const rbf_plan *p, const rbf_plan_options *o)
 {
-    printf("\"bits\": %llu, \"memory_bytes\": %llu, \"fp_target\": ", (unsigned long long)p->bits,
+    printf("\"bits\": %llu, \"memory_bytes\": %llu, \"target_fp\": ", (unsigned long long)p->bits,
            (unsigned long long)((p->bits + 7) / 8));
     cli_json_double(stdout, p->target_fp);
     printf(", \"max_hashes\": %u, \"k_at_max_hashes\": %s, \"hashing\": \"%s\", \"recycle\": \"%s\", ",
@@ -279,57 +281,68 @@ static int lib_fail(int rc)
     return cli_fail(CMD, "no plan for these parameters (more than 2^56 bits needed?)");
 }
 
-int cmd_plan(int argc, char **argv)
-{
-    uint64_t bits = 0, messages = 0, v;
-    double eps = 0;
-    int have_bits = 0, have_memory = 0, have_messages = 0, have_fp = 0, json = 0;
-    int layout = -1; /* -1: not given, 0 flat, 1 blocked */
+/* The options of rbf plan */
+typedef struct plan_args {
+    uint64_t bits, messages; /* memory; capacity (--capacity) */
+    double eps;
+    int have_bits, have_memory, have_messages, have_fp, json;
+    int layout; /* -1: not given, 0 flat, 1 blocked */
     rbf_plan_options o;
-    rbf_plan_options_init(&o);
+    uint64_t remember;
+    double miss;
+    int have_remember, have_miss;
+    const char *fn_trace; /* --fn trace:FILE */
+    uint64_t arrivals;
+} plan_args;
+
+/* parse_options returns this to go on, else the exit status */
+#define GO_ON (-1)
+
+static int parse_options(int argc, char **argv, plan_args *a)
+{
+    uint64_t v;
     int opt, rc;
-    uint64_t remember = 0;
-    double miss = 0.01;
-    int have_remember = 0, have_miss = 0;
-    const char *fn_trace = NULL; /* --fn trace:FILE */
-    uint64_t arrivals = 0;
     cli_getopt_reset();
     while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         switch (opt) {
         case O_BITS:
-            if ((rc = cli_opt_count(CMD, "--bits", optarg, 1, &bits)))
+            if ((rc = cli_opt_count(CMD, "--bits", optarg, 1, &a->bits)))
                 return rc;
-            have_bits = 1;
+            a->have_bits = 1;
             break;
         case O_MEMORY:
             if ((rc = cli_opt_bytes(CMD, "--memory", optarg, &v)))
                 return rc;
-            bits = v * 8;
-            have_memory = 1;
+            a->bits = v * 8;
+            a->have_memory = 1;
             break;
         case O_MESSAGES:
-            if ((rc = cli_opt_count(CMD, "--messages", optarg, 1, &messages)))
+            fprintf(stderr, "rbf plan: --messages is the old name of --capacity (kept for one "
+                            "release): use --capacity\n");
+            /* fall through */
+        case O_CAPACITY:
+            if ((rc = cli_opt_count(CMD, "--capacity", optarg, 1, &a->messages)))
                 return rc;
-            if (messages > ((uint64_t)1 << 50))
-                return cli_bad_value(CMD, "--messages", optarg, "too large", "at most 2^50");
-            have_messages = 1;
+            if (a->messages > ((uint64_t)1 << 50))
+                return cli_bad_value(CMD, "--capacity", optarg, "too large", "at most 2^50");
+            a->have_messages = 1;
             break;
         case O_FP:
-            if ((rc = cli_opt_prob(CMD, "--fp", optarg, &eps)))
+            if ((rc = cli_opt_prob(CMD, "--fp", optarg, &a->eps)))
                 return rc;
-            have_fp = 1;
+            a->have_fp = 1;
             break;
         case O_MAXK:
             if ((rc = cli_opt_uint(CMD, "--max-hashes", optarg, 1, RBF_MAX_HASHES, &v)))
                 return rc;
-            o.max_hashes = (unsigned)v;
+            a->o.max_hashes = (unsigned)v;
             break;
         case O_HASHING:
             {
                 int nc;
                 if ((rc = cli_opt_hashing(CMD, optarg, &nc)))
                     return rc;
-                o.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
+                a->o.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
             }
             break;
         case O_RECYCLE:
@@ -337,27 +350,27 @@ int cmd_plan(int argc, char **argv)
                 int ret;
                 if ((rc = cli_opt_recycle(CMD, optarg, &ret)))
                     return rc;
-                o.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
+                a->o.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
             }
             break;
         case O_METHOD:
             if (!strcmp(optarg, "auto"))
-                o.method = RBF_MODEL_AUTO;
+                a->o.method = RBF_MODEL_AUTO;
             else if (!strcmp(optarg, "exact"))
-                o.method = RBF_MODEL_EXACT;
+                a->o.method = RBF_MODEL_EXACT;
             else if (!strcmp(optarg, "fast"))
-                o.method = RBF_MODEL_ASYMPTOTIC;
+                a->o.method = RBF_MODEL_ASYMPTOTIC;
             else
                 return cli_bad_value(CMD, "--method", optarg, NULL, "auto, exact or fast");
             break;
         case O_JSON:
-            json = 1;
+            a->json = 1;
             break;
         case O_LAYOUT:
             if (!strcmp(optarg, "flat"))
-                layout = 0;
+                a->layout = 0;
             else if (!strcmp(optarg, "blocked"))
-                layout = 1;
+                a->layout = 1;
             else
                 return cli_usage(CMD, "--layout: '%s' is not flat or blocked", optarg);
             break;
@@ -365,25 +378,25 @@ int cmd_plan(int argc, char **argv)
             help();
             return cli_finish_stdout(CMD);
         case O_REMEMBER:
-            if ((rc = cli_opt_count(CMD, "--remember", optarg, 0, &remember)))
+            if ((rc = cli_opt_count(CMD, "--remember", optarg, 0, &a->remember)))
                 return rc;
-            have_remember = 1;
+            a->have_remember = 1;
             break;
         case O_MISS:
             {
                 const char *err;
-                if (cli_parse_double(optarg, 0.0, 1.0, 1, 0, &miss, &err))
+                if (cli_parse_double(optarg, 0.0, 1.0, 1, 0, &a->miss, &err))
                     return cli_bad_value(CMD, "--miss", optarg, err, "0 <= DELTA < 1");
             }
-            have_miss = 1;
+            a->have_miss = 1;
             break;
         case O_FN:
             if (strncmp(optarg, "trace:", 6) || !optarg[6])
                 return cli_usage(CMD, "--fn: trace:FILE (a log, one message per line)");
-            fn_trace = optarg + 6;
+            a->fn_trace = optarg + 6;
             break;
         case O_ARRIVALS:
-            if ((rc = cli_opt_count(CMD, "--arrivals", optarg, 1, &arrivals)))
+            if ((rc = cli_opt_count(CMD, "--arrivals", optarg, 1, &a->arrivals)))
                 return rc;
             break;
         default:
@@ -392,104 +405,128 @@ int cmd_plan(int argc, char **argv)
     }
     if ((rc = cli_no_operands(CMD, argc, argv)))
         return rc;
-    if (have_bits && have_memory)
+    if (a->have_bits && a->have_memory)
         return cli_usage(CMD, "--bits and --memory: give one of them");
-    if (have_messages && (have_bits || have_memory))
-        return cli_usage(CMD, "--messages: give either a memory (--bits/--memory) or --messages");
-    if (!have_bits && !have_memory && !have_messages)
-        return cli_usage(CMD, "give --bits, --memory or --messages");
-    if (!have_fp)
+    if (a->have_messages && (a->have_bits || a->have_memory))
+        return cli_usage(CMD, "--capacity: give either a memory (--bits/--memory) or --capacity");
+    if (!a->have_bits && !a->have_memory && !a->have_messages)
+        return cli_usage(CMD, "give --bits, --memory or --capacity");
+    if (!a->have_fp)
         return cli_usage(CMD, "--fp is required");
-    if (layout >= 0 && !have_messages && bits < RBF_MODEL_BLOCK_BITS)
-        return cli_usage(CMD, "--layout: needs at least %u bits (one block)", RBF_MODEL_BLOCK_BITS);
+    if (a->layout >= 0 && !a->have_messages && a->bits < RBF_BLOCK_BITS)
+        return cli_usage(CMD, "--layout: needs at least %u bits (one block)", RBF_BLOCK_BITS);
 
-    if (arrivals && !fn_trace)
+    if (a->arrivals && !a->fn_trace)
         return cli_usage(CMD, "--arrivals: applies to --fn trace:FILE only");
-    if (fn_trace) {
-        if (have_remember || have_messages || layout >= 0)
-            return cli_usage(CMD, "--fn: with a memory (--bits/--memory), not with --remember, "
-                                  "--messages or --layout");
-        return cli_plan_trace(bits, eps, fn_trace, arrivals, miss, &o, json);
-    }
-    if (have_miss && !have_remember)
+    if (a->fn_trace && (a->have_remember || a->have_messages || a->layout >= 0))
+        return cli_usage(CMD, "--fn: with a memory (--bits/--memory), not with --remember, "
+                              "--capacity or --layout");
+    if (a->have_miss && !a->have_remember && !a->fn_trace)
         return cli_usage(CMD, "--miss: applies to --remember or --fn only");
-    if (have_remember && layout >= 0)
-        return cli_usage(CMD, "--layout: not with --remember (its cycle models are of the flat "
-                              "layout)");
-    if (have_remember) {
-        if (have_messages)
-            return cli_usage(CMD, "--remember: give a memory (--bits/--memory), not --messages");
-        return cli_plan_remember(bits, eps, remember, miss, &o, json);
-    }
-    o.progress = cli_progress_cb;
-    o.progress_ctx = NULL;
+    return GO_ON;
+}
+
+/* The memory question: the plan at --bits/--memory */
+static int plan_memory(plan_args *a)
+{
     rbf_plan p;
-    if (!have_messages) {
-        cli_progress_begin("plan", bits);
-        rc = rbf_plan_memory(bits, eps, &o, &p);
-        rbf_plan_choice bc;
-        uint64_t bbits = bits - bits % RBF_MODEL_BLOCK_BITS;
-        if (!rc && layout >= 0)
-            rc = rbf_plan_blocked_memory(bits, eps, &o, &bc);
-        cli_progress_end();
-        if (rc)
-            return lib_fail(rc);
-        if (json) {
-            printf("{");
-            json_plan_fields(&p, &o);
-            if (layout >= 0)
-                json_layouts(&p, &bc, bbits, layout);
-            printf("}\n");
-        } else {
-            print_text(&p, &o);
-            if (layout >= 0)
-                text_layouts(&p, &bc, bbits, &o, layout);
-        }
-        return cli_finish_stdout(CMD);
-    }
-    uint64_t b1 = 0, b2 = 0;
-    cli_progress_begin("plan", 1);
-    rc = rbf_plan_messages(messages, eps, &o, &b1, &p);
-    if (!rc)
-        rc = rbf_plan_messages_two_phase(messages, eps, &o, &b2, NULL);
-    /* --layout: the least whole blocks whose blocked plan holds N */
+    int rc;
+    cli_progress_begin("plan", a->bits);
+    rc = rbf_plan_memory(a->bits, a->eps, &a->o, &p);
     rbf_plan_choice bc;
-    uint64_t bb = 0;
-    memset(&bc, 0, sizeof bc);
-    if (!rc && layout >= 0)
-        rc = rbf_plan_blocked_capacity(messages, eps, &o, &bb, &bc);
+    uint64_t bbits = a->bits - a->bits % RBF_BLOCK_BITS;
+    if (!rc && a->layout >= 0)
+        rc = rbf_plan_blocked_memory(a->bits, a->eps, &a->o, &bc);
     cli_progress_end();
     if (rc)
         return lib_fail(rc);
-    if (json) {
-        printf("{\"messages\": %llu, \"two_phase_bits\": %llu, \"two_phase_memory_bytes\": %llu, ",
-               (unsigned long long)messages, (unsigned long long)b2,
+    if (a->json) {
+        printf("{");
+        json_plan_fields(&p, &a->o);
+        if (a->layout >= 0)
+            json_layouts(&p, &bc, bbits, a->layout);
+        printf("}\n");
+    } else {
+        print_text(&p, &a->o);
+        if (a->layout >= 0)
+            text_layouts(&p, &bc, bbits, &a->o, a->layout);
+    }
+    return cli_finish_stdout(CMD);
+}
+
+/* The capacity question: the least memory for --capacity N */
+static int plan_capacity(plan_args *a)
+{
+    rbf_plan p;
+    int rc;
+    uint64_t b1 = 0, b2 = 0;
+    cli_progress_begin("plan", 1);
+    rc = rbf_plan_messages(a->messages, a->eps, &a->o, &b1, &p);
+    if (!rc)
+        rc = rbf_plan_messages_two_phase(a->messages, a->eps, &a->o, &b2, NULL);
+    /* --a->layout: the least whole blocks whose blocked plan holds N */
+    rbf_plan_choice bc;
+    uint64_t bb = 0;
+    memset(&bc, 0, sizeof bc);
+    if (!rc && a->layout >= 0)
+        rc = rbf_plan_blocked_capacity(a->messages, a->eps, &a->o, &bb, &bc);
+    cli_progress_end();
+    if (rc)
+        return lib_fail(rc);
+    if (a->json) {
+        printf("{\"capacity\": %llu, \"two_phase_bits\": %llu, \"two_phase_memory_bytes\": %llu, ",
+               (unsigned long long)a->messages, (unsigned long long)b2,
                (unsigned long long)((b2 + 7) / 8));
-        if (layout >= 0)
+        if (a->layout >= 0)
             printf("\"blocked_bits\": %llu, \"blocked_memory_bytes\": %llu, ",
                    (unsigned long long)bb, (unsigned long long)(bb / 8));
-        json_plan_fields(&p, &o);
-        if (layout >= 0)
-            json_layouts(&p, &bc, bb, layout);
+        json_plan_fields(&p, &a->o);
+        if (a->layout >= 0)
+            json_layouts(&p, &bc, bb, a->layout);
         printf("}\n");
-    } else if (layout >= 0) {
+    } else if (a->layout >= 0) {
         printf("Least memory for %llu messages per cycle at an average false-positive rate\n"
                "of %.6g: %llu bits (%llu bytes) for a sigma-bounded one-phase filter,\n"
                "%llu bits (%llu bytes, %llu blocks of %u bits) with the blocked layout.\n\n",
-               (unsigned long long)messages, eps, (unsigned long long)b1,
+               (unsigned long long)a->messages, a->eps, (unsigned long long)b1,
                (unsigned long long)((b1 + 7) / 8), (unsigned long long)bb,
-               (unsigned long long)(bb / 8), (unsigned long long)(bb / RBF_MODEL_BLOCK_BITS),
-               RBF_MODEL_BLOCK_BITS);
-        print_text(&p, &o);
-        text_layouts(&p, &bc, bb, &o, layout);
+               (unsigned long long)(bb / 8), (unsigned long long)(bb / RBF_BLOCK_BITS),
+               RBF_BLOCK_BITS);
+        print_text(&p, &a->o);
+        text_layouts(&p, &bc, bb, &a->o, a->layout);
     } else {
         printf("Least memory for %llu messages per cycle at an average false-positive rate\n"
                "of %.6g: %llu bits (%llu bytes) for a sigma-bounded one-phase filter\n"
                "(two-phase: %llu bits in all, two filters of %llu).\n\n",
-               (unsigned long long)messages, eps, (unsigned long long)b1,
+               (unsigned long long)a->messages, a->eps, (unsigned long long)b1,
                (unsigned long long)((b1 + 7) / 8), (unsigned long long)b2,
                (unsigned long long)(b2 / 2));
-        print_text(&p, &o);
+        print_text(&p, &a->o);
     }
     return cli_finish_stdout(CMD);
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    plan_args a;
+    memset(&a, 0, sizeof a);
+    a.layout = -1;
+    a.miss = 0.01;
+    rbf_plan_options_init(&a.o);
+    int rc = parse_options(argc, argv, &a);
+    if (rc != GO_ON)
+        return rc;
+    if (a.fn_trace)
+        return cli_plan_trace(a.bits, a.eps, a.fn_trace, a.arrivals, a.miss, &a.o, a.json);
+    if (a.have_remember && a.layout >= 0)
+        return cli_usage(CMD, "--layout: not with --remember (its cycle models are of the flat "
+                              "layout)");
+    if (a.have_remember) {
+        if (a.have_messages)
+            return cli_usage(CMD, "--remember: give a memory (--bits/--memory), not --capacity");
+        return cli_plan_remember(a.bits, a.eps, a.remember, a.miss, &a.o, a.json);
+    }
+    a.o.progress = cli_progress_cb;
+    a.o.progress_ctx = NULL;
+    return a.have_messages ? plan_capacity(&a) : plan_memory(&a);
 }

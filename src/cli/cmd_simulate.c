@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "rbf_predict.h"
 #include "rbf_sim.h"
 
 static const char *const CMD = "simulate";
@@ -277,6 +278,21 @@ static void print_text(const rbf_sim_config *cfg, const char *wspec, const rbf_s
     }
 }
 
+/* What the models say about the simulated configuration (rbf_predict):
+ * a status, the rate in *fp when there is one, the model's name */
+static int predict(const rbf_sim_config *cfg, double *fp, const char **name)
+{
+    rbf_predict_options po;
+    rbf_predict_options_init(&po);
+    po.oracle = cfg->oracle ? 1 : 0;
+    rbf_prediction pr;
+    int rc = rbf_predict(&cfg->filter, &po, &pr);
+    if (rc == RBF_OK)
+        *fp = pr.fp;
+    *name = pr.name;
+    return rc;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     rbf_sim_config cfg;
@@ -420,7 +436,7 @@ int cmd_simulate(int argc, char **argv)
 
     double model = 0;
     const char *model_name = NULL;
-    int mrc = rbf_sim_model(&cfg, &model, &model_name);
+    int mrc = predict(&cfg, &model, &model_name);
     if (json)
         print_json(&cfg, wspec, &r, mrc, model, model_name, detail);
     else

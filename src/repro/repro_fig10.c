@@ -76,7 +76,7 @@ static int b_sim(repro_ctx *c, b_point *pt, size_t index, double fps)
 {
     rbf_sim_config cfg;
     rbf_sim_config_init(&cfg);
-    cfg.filter.bits = pt->bits - pt->bits % RBF_MODEL_BLOCK_BITS;
+    cfg.filter.bits = pt->bits - pt->bits % RBF_BLOCK_BITS;
     cfg.filter.hashes = pt->blk.hashes;
     cfg.filter.sigma = pt->blk.sigma;
     cfg.filter.messages = 0;

@@ -12,6 +12,7 @@
 #include "repro_internal.h"
 #include "cli_util.h"
 #include "rbf_model.h"
+#include "rbf_predict.h"
 #include "rbf_sim.h"
 
 #define F10_BITS 1000u
@@ -200,11 +201,9 @@ double repro_model_fn(const rbf_sim_config *cfg)
 {
     const rbf_config *fc = &cfg->filter;
     rbf_model_params p;
-    rbf_model_params_init(&p);
-    p.bits = fc->phases == 2 ? fc->bits / 2 : fc->bits;
-    p.hashes = fc->hashes;
-    p.hashing = (fc->hashing == RBF_NON_COLLIDING) ? RBF_NON_COLLIDING : RBF_COLLIDING;
-    p.recycle = (fc->sigma && fc->recycle == RBF_RETAINING) ? RBF_RETAINING : RBF_NON_RETAINING;
+    rbf_predict_params(fc, NULL, &p);
+    if (!fc->sigma)
+        p.recycle = RBF_NON_RETAINING;
     rbf_model_cycle_spec s;
     rbf_model_cycle_spec_init(&s);
     s.phases = fc->phases;

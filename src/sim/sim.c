@@ -14,7 +14,7 @@
 
 #include <gsl/gsl_cdf.h>
 
-#include "rbf_model.h"
+#include "rbf_predict.h"
 #include "sim_internal.h"
 #include "rbf_alloc.h"
 
@@ -796,73 +796,14 @@ int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name)
 {
     if (!cfg || !fp)
         return RBF_EINVAL;
-    const rbf_config *fc = &cfg->filter;
-    rbf_model_params p;
-    rbf_model_params_init(&p);
-    p.bits = fc->phases == 2 ? fc->bits / 2 : fc->bits;
-    p.hashes = fc->hashes;
-    p.hashing = (fc->hashing == RBF_NON_COLLIDING) ? RBF_NON_COLLIDING : RBF_COLLIDING;
-    p.recycle = (fc->recycle == RBF_RETAINING) ? RBF_RETAINING : RBF_NON_RETAINING;
-    const char *nm = NULL;
-    int rc;
-    double v = 0;
-    if (fc->layout == RBF_LAYOUT_BLOCKED) {
-        p.layout = RBF_MODEL_LAYOUT_BLOCKED;
-        if (fc->sigma && fc->phases == 1) {
-            rbf_model_blocked_sigma_result r;
-            nm = "blocked f_sigma^1";
-            rc = rbf_model_blocked_sigma(&p, fc->sigma, &r);
-            v = r.fp;
-        } else if (fc->sigma) {
-            rbf_model_blocked_two_phase_result r;
-            nm = "blocked f_sigma^2";
-            rc = rbf_model_blocked_two_phase(&p, fc->sigma, &r);
-            v = r.fp;
-        } else if (fc->phases == 1) {
-            rbf_model_blocked_n_result r;
-            p.recycle = (0) ? RBF_RETAINING : RBF_NON_RETAINING;
-            nm = cfg->oracle ? "blocked exact_oracle" : "blocked exact_real";
-            rc = rbf_model_blocked_nbounded(&p, fc->messages, &r);
-            v = cfg->oracle ? r.exact_oracle : r.exact_real;
-        } else {
-            rc = RBF_ENOMODEL;
-        }
-    } else if (fc->sigma && fc->phases == 1) {
-        rbf_model_sigma_result r;
-        nm = "f_sigma^1";
-        rc = rbf_model_sigma(&p, fc->sigma, &r);
-        v = r.fp;
-    } else if (fc->sigma && fc->phases == 2) {
-        rbf_model_two_phase_result r;
-        nm = "f_sigma^2";
-        rc = rbf_model_two_phase(&p, fc->sigma, &r);
-        v = r.fp;
-    } else if (fc->messages && fc->phases == 1) {
-        rbf_model_n_result r;
-        p.recycle = (0) ? RBF_RETAINING : RBF_NON_RETAINING;
-        nm = cfg->oracle ? "exact_oracle" : "exact_real";
-        rc = rbf_model_nbounded(&p, fc->messages, &r);
-        v = cfg->oracle ? r.exact_oracle : r.exact_real;
-    } else if (fc->messages && fc->phases == 2) {
-        /* the frozen filter holds the previous cycle's N (docs/models.md 9.1) */
-        rbf_model_cycle_spec s;
-        rbf_model_cycle_spec_init(&s);
-        s.phases = 2;
-        s.messages = fc->messages;
-        s.oracle = cfg->oracle ? 1 : 0;
-        p.recycle = (0) ? RBF_RETAINING : RBF_NON_RETAINING;
-        nm = cfg->oracle ? "f_N^2_oracle" : "f_N^2_real";
-        rbf_model_cycles *c = NULL;
-        rc = rbf_model_cycles_new(&p, &s, &c);
-        if (rc == RBF_OK)
-            v = rbf_model_cycles_fp(c);
-        rbf_model_cycles_free(c);
-    } else {
-        rc = RBF_ENOMODEL;
-    }
+    rbf_predict_options o;
+    rbf_predict_options_init(&o);
+    o.oracle = cfg->oracle ? 1 : 0;
+    rbf_prediction pr;
+    int rc = rbf_predict(&cfg->filter, &o, &pr);
     if (name)
-        *name = nm;
+        *name = pr.name;
     if (rc == RBF_OK)
-        *fp = v;
+        *fp = pr.fp;
     return rc;
 }

@@ -76,7 +76,7 @@ bad_value plan --fp 2 --bits 1000
 bad_value plan --fp x --bits 1000
 bad_value plan --memory 0 --fp 0.01
 bad_value plan --memory 16EiB --fp 0.01
-bad_value plan --messages 2000000000000000 --fp 0.01
+bad_value plan --capacity 2000000000000000 --fp 0.01
 bad_value plan --max-hashes 0 --bits 1000 --fp 0.01
 bad_value simulate --hashes x --bits 1000 --sigma 300
 bad_value simulate --seed -1 $M

@@ -62,14 +62,23 @@ expect_ok $ARGS
 jcheck "d['sigma_bounded']['feasible'] is False and d['sigma_bounded']['hashes'] is None"
 
 # least memory: N per cycle fits in `bits` and not in bits - 1
+ARGS="--capacity 155 --fp 0.01 --json"
+expect_ok $ARGS
+jcheck "d['capacity'] == 155 and d['sigma_bounded']['expected_messages'] >= 155 and d['bits'] <= 1000"
+cp "$OUT" "$OUT.capacity"
+# --messages: the old name of --capacity, the same answer and one line on stderr
 ARGS="--messages 155 --fp 0.01 --json"
 expect_ok $ARGS
-jcheck "d['messages'] == 155 and d['sigma_bounded']['expected_messages'] >= 155 and d['bits'] <= 1000"
+CHECKS=$((CHECKS + 1))
+cmp -s "$OUT" "$OUT.capacity" && [ "$(wc -l <"$ERR")" -eq 1 ] &&
+  grep -q "^rbf plan: --messages is the old name of --capacity" "$ERR" ||
+  bad "$ARGS: not the --capacity answer with one deprecation line ($(head -c 200 "$ERR"))"
+rm -f "$OUT.capacity"
 b=$(python3 -c "import json; print(json.load(open('$OUT'))['bits'])")
 ARGS="--bits $((b - 1)) --fp 0.01 --json"
 expect_ok $ARGS
 jcheck "not d['sigma_bounded']['feasible'] or d['sigma_bounded']['expected_messages'] < 155"
-ARGS="--messages 1k --fp 0.001"
+ARGS="--capacity 1k --fp 0.001"
 expect_ok $ARGS
 CHECKS=$((CHECKS + 1))
 head -1 "$OUT" | grep -q "^Least memory for 1000 messages per cycle" || bad "$ARGS: human output"
@@ -114,12 +123,12 @@ jcheck "d['method'] == 'auto' and d['sigma_bounded']['hashes'] == 8 and d['sigma
 ARGS="--bits 16Ti --fp 0.001 --json"
 expect_ok $ARGS
 jcheck "d['sigma_bounded']['hashes'] == 8 and abs(d['sigma_bounded']['sigma'] / 2**44 - 0.5341969) < 1e-6 and d['sigma_bounded']['fp'] <= 0.001"
-ARGS="--messages 1000000000000 --fp 0.001 --json"
+ARGS="--capacity 1000000000000 --fp 0.001 --json"
 expect_ok $ARGS
 jcheck "d['sigma_bounded']['expected_messages'] >= 1e12 and d['sigma_bounded']['hashes'] == 8"
 expect_usage "--method" --bits 1000 --fp 0.01 --method paper
 
 expect_usage "--memory" --bits 1000 --memory 1KiB --fp 0.01
-expect_usage "--messages" --bits 1000 --messages 100 --fp 0.01
+expect_usage "--capacity" --bits 1000 --capacity 100 --fp 0.01
 expect_usage "--max-hashes" --bits 1000 --fp 0.01 --max-hashes 257
 finish

@@ -34,8 +34,8 @@ ARGS="--bits 100000 --fp 0.01 --layout flat"
 expect_ok $ARGS
 grep -q "^Layouts" "$OUT" || bad "$ARGS: no layouts table"
 grep -q "fewer messages per cycle per bit than flat" "$OUT" || bad "$ARGS: no price line"
-# --messages with --layout: the least whole blocks whose blocked plan holds N
-ARGS="--messages 1000 --fp 0.01 --layout blocked"
+# --capacity with --layout: the least whole blocks whose blocked plan holds N
+ARGS="--capacity 1000 --fp 0.01 --layout blocked"
 expect_ok $ARGS --json
 CHECKS=$((CHECKS + 1))
 python3 - "$OUT" <<'PY' || bad "$ARGS: blocked least memory"

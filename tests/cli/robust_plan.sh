@@ -7,14 +7,14 @@ CMD=plan
 
 expect_ok --bits 1000 --fp 0.01 --json
 expect_ok --memory 1KiB --fp 0.01
-expect_ok --messages 1000 --fp 0.01 --json
+expect_ok --capacity 1000 --fp 0.01 --json
 
 for v in 0 1 -0.5 1.5 nan inf abc "" 1e-400; do
   expect_usage "--fp" --bits 1000 --fp "$v"
 done
 for v in -1 0 abc "" 99999999999999999999999 12XB; do
   expect_usage "--bits" --bits "$v" --fp 0.01
-  expect_usage "--messages" --messages "$v" --fp 0.01
+  expect_usage "--capacity" --capacity "$v" --fp 0.01
 done
 for v in -1 0 abc 16EiB 64XB ""; do
   expect_usage "--memory" --memory "$v" --fp 0.01

@@ -45,9 +45,9 @@ def reserve_args(cfg, seed):
 
 def cli_model(cfg):
     """The library's model values for cfg (rbf model --json), or None where
-    the library has no model (two-phase N-bounded)."""
+    the library has no model (two-phase N-bounded blocked)."""
     bits, k, sigma, msgs, phases, hashing, recycle, layout = cfg
-    if msgs and phases == 2:
+    if msgs and phases == 2 and layout:
         return None
     cmd = [os.environ["RBF_CLI"], "model", "--bits", str(bits), "--hashes", str(k),
            "--json", "--layout", "blocked" if layout else "flat"]
@@ -61,6 +61,8 @@ def cli_model(cfg):
     out = json.loads(subprocess.run(cmd, stdout=subprocess.PIPE, check=True).stdout)
     if sigma:
         return out["fp"], out["expected_messages"]
+    if phases == 2:
+        return out["fp"], float(msgs)
     return out["exact_real"], float(msgs)
 
 
