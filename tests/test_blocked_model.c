@@ -29,7 +29,7 @@
 #include <cmocka.h>
 
 #include "filter_util.h"
-#include "model/blocked_internal.h"
+#include "model_blocked.h"
 #include "model_util.h"
 #include "rbf_model.h"
 

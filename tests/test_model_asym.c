@@ -19,8 +19,7 @@
 #include <cmocka.h>
 
 #include "filter_util.h"
-#include "model/model_internal.h"
-#include "model/nbounded_internal.h"
+#include "model_nbound.h"
 #include "model_util.h"
 #include "rbf_model.h"
 

@@ -21,8 +21,7 @@
 #include <cmocka.h>
 
 #include "filter_util.h"
-#include "model/model_internal.h"
-#include "model/nbounded_internal.h"
+#include "model_nbound.h"
 #include "model_brute.h"
 #include "model_util.h"
 #include "rbf_model.h"

@@ -30,7 +30,7 @@
 #include <cmocka.h>
 
 #include "filter_util.h"
-#include "model/blocked_internal.h"
+#include "plan_internal.h"
 #include "rbf_model.h"
 
 static int shrunk(void)

@@ -1,15 +1,20 @@
 /*
- * nbounded_internal.h -- the f_w sequence iterator shared by nbounded.c and
- * the planner (plan.c).  Internal to src/model/.
+ * model_nbound.h -- the N-bounded rates (src/model/nbound/): the f_w
+ * sequence (fw.c), f_o and f_a by Euler-Maclaurin (nfast.c), the fast
+ * exact worst/oracle rates (nexact.c), the real user's rate by the fill
+ * chain's potentials (nreal.c) and the propagated chains with the public
+ * entry points (nbounded.c).  Files call only down this list.  Built on the
+ * sigma-bounded module (the asymptotic prefix).  Internal to the models and
+ * the planner.
  */
-#ifndef RBF_NBOUNDED_INTERNAL_H
-#define RBF_NBOUNDED_INTERNAL_H
+#ifndef RBF_MODEL_NBOUND_H
+#define RBF_MODEL_NBOUND_H
 
 #include <stdint.h>
 
-#include "rbf_model.h"
+#include "model_sigma.h"
 
-/* f_w(0), f_w(1), ... in O(1) each (two recurrences, resynchronised with
+/* fw.c: f_w(0), f_w(1), ... in O(1) each (two recurrences, resynchronised with
  * exp/expm1 every 64 terms, so the relative error stays ~1e-14). */
 typedef struct fw_iter {
     uint64_t bits;

@@ -32,8 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
-#include "nbounded_internal.h"
+#include "model_nbound.h"
 #include "rbf_alloc.h"
 
 #define NX_R 18      /* central moments of the tilted S_j used */

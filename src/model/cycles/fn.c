@@ -41,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
+#include "model_cycles.h"
 #include "rbf_alloc.h"
 
 /* ---- gap descriptions */

@@ -35,8 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
-#include "nbounded_internal.h"
+#include "plan_internal.h"
 #include "rbf_alloc.h"
 
 void rbf_plan_options_init(rbf_plan_options *o)

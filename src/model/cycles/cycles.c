@@ -45,7 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
+#include "model_cycles.h"
 #include "rbf_alloc.h"
 
 #define CYC_TINY 1e-28

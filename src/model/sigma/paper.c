@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
+#include "model_sigma.h"
 #include "rbf_alloc.h"
 
 typedef struct paper_ctx {
