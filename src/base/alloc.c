@@ -67,13 +67,6 @@ void *rbf__calloc(size_t n, size_t size)
     return p;
 }
 
-void *rbf__reallocarray(void *ptr, size_t n, size_t size)
-{
-    if (size && n > SIZE_MAX / size)
-        return NULL;
-    return rbf__realloc(ptr, n * size);
-}
-
 char *rbf__strdup(const char *s)
 {
     size_t n = strlen(s) + 1;

@@ -24,9 +24,6 @@ void *rbf__calloc(size_t n, size_t size);
 /* A copy of the string s, NULL if out of memory. */
 char *rbf__strdup(const char *s);
 
-/* n * size bytes, NULL on overflow (for realloc of arrays). */
-void *rbf__reallocarray(void *ptr, size_t n, size_t size);
-
 /* Zeroed memory aligned to 64 bytes (a cache line), for bit arrays; release
  * with rbf__free_lines(p, bytes) passing the same byte count.  Arrays of at
  * least 2 MiB are mapped with huge pages when no hook is installed. */
