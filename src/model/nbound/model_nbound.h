@@ -1,9 +1,10 @@
 /*
  * model_nbound.h -- the N-bounded rates (src/model/nbound/): the f_w
  * sequence (fw.c), f_o and f_a by Euler-Maclaurin (nfast.c), the fast
- * exact worst/oracle rates (nexact.c), the real user's rate by the fill
- * chain's potentials (nreal.c) and the propagated chains with the public
- * entry points (nbounded.c).  Files call only down this list.  Built on the
+ * exact worst/oracle rates (nexact.c), the real user's chain on a full
+ * filter (nfull.c), the real user's rate by the fill chain's potentials
+ * (nreal.c) and the propagated chains with the public entry points
+ * (nbounded.c).  Files call only down this list.  Built on the
  * sigma-bounded module (the asymptotic prefix).  Internal to the models and
  * the planner.
  */
@@ -90,5 +91,9 @@ int rbf__nreal_full_logp(const rbf_model_params *p, uint64_t c, double *lp);
 
 /* E[rho(B_n)] alone by the fast evaluator (tests), *relerr its estimate. */
 double rbf__nexact_term(const rbf_model_params *p, uint64_t n, double *relerr);
+
+/* Gauss-Legendre nodes per panel of the fast N-bounded sums (nexact.c,
+ * nreal.c, nfull.c). */
+#define NX_GL 20
 
 #endif
