@@ -48,11 +48,6 @@
 #include "model_cycles.h"
 #include "rbf_alloc.h"
 
-#define CYC_TINY 1e-28
-#define CYC_LOST 1e-13
-#define CYC_MAX_LEN ((uint64_t)1 << 26)
-#define CYC_MAX_CONV ((uint64_t)1 << 17) /* two-phase convolution is O(len^2) */
-
 struct rbf_model_cycles {
     rbf_model_params p;
     rbf_model_cycle_spec s;
@@ -76,324 +71,6 @@ void rbf_model_cycle_spec_init(rbf_model_cycle_spec *s)
         return;
     memset(s, 0, sizeof *s);
     s->phases = 1;
-}
-
-/* ---- sigma-bounded cycles */
-
-typedef struct {
-    double *v;
-    uint64_t lo, hi; /* window with mass; lo > hi when empty */
-} cyc_row;
-
-static int sigma_pmf(const rbf_model_params *p, uint64_t sigma, uint64_t nmax, double *pmf,
-                     double *phi, double *rend, double *lost)
-{
-    const unsigned k = p->hashes;
-    const uint64_t M = p->bits;
-    cyc_row *ring = rbf__calloc(k + 1, sizeof *ring);
-    double *tau = rbf__malloc((k + 1) * sizeof *tau);
-    double *a = rbf__malloc((nmax + 2) * sizeof *a);
-    int rc = RBF_OK;
-    if (!ring || !tau || !a) {
-        rc = RBF_ENOMEM;
-        goto out;
-    }
-    for (unsigned r = 0; r <= k; r++) {
-        ring[r].v = rbf__calloc(nmax + 2, sizeof *ring[r].v);
-        if (!ring[r].v) {
-            rc = RBF_ENOMEM;
-            goto out;
-        }
-        ring[r].lo = 1;
-        ring[r].hi = 0;
-    }
-    memset(pmf, 0, (nmax + 1) * sizeof *pmf);
-    memset(phi, 0, (nmax + 2) * sizeof *phi);
-    model_sum lostsum, endsum;
-    msum_init(&lostsum);
-    msum_init(&endsum);
-    /* the first tick at level 0 */
-    ring[0].v[1] = 1.0;
-    ring[0].lo = ring[0].hi = 1;
-    for (uint64_t b = 0; b <= sigma; b++) {
-        cyc_row *in = &ring[b % (k + 1)];
-        if ((b & 4095) == 0 && b && model_progress(p, b, sigma + 1)) {
-            rc = RBF_ECANCELED;
-            goto out;
-        }
-        if (in->lo > in->hi)
-            continue;
-        rbf__model_step_dist(M, k, (p->hashing == RBF_NON_COLLIDING), b, tau);
-        const double stay = tau[0];
-        /* A_b(n) = stay A_b(n-1) + in(n) */
-        uint64_t lo = in->lo, hi = in->hi, n;
-        double prev = 0.0;
-        for (n = lo; n <= nmax; n++) {
-            double x = stay * prev + (n <= hi ? in->v[n] : 0.0);
-            a[n] = x;
-            prev = x;
-            if (n >= hi && x < CYC_TINY)
-                break;
-        }
-        if (n > nmax) {
-            /* the stay chain ran past nmax: what it would still emit is lost */
-            msum_add(&lostsum, stay < 1.0 ? prev * stay / (1.0 - stay) : prev);
-            n = nmax;
-        }
-        uint64_t ahi = n;
-        /* the n-th tick at level b is a false positive with tau(b, 0) */
-        if (stay > 0.0)
-            for (uint64_t m = lo; m <= ahi; m++)
-                phi[m] += a[m] * stay;
-        /* trim the leading tiny values */
-        while (lo < ahi && a[lo] < CYC_TINY)
-            lo++;
-        /* clear the consumed inflow row */
-        memset(in->v + in->lo, 0, (in->hi - in->lo + 1) * sizeof *in->v);
-        in->lo = 1;
-        in->hi = 0;
-        /* push */
-        for (unsigned d = 1; d <= k; d++) {
-            double t = tau[d];
-            if (t <= 0.0)
-                continue;
-            if (b + d > sigma) {
-                double e = 0.0;
-                for (uint64_t m = lo; m <= ahi; m++) {
-                    pmf[m] += a[m] * t;
-                    e += a[m] * t;
-                }
-                msum_add(&endsum, e * stay); /* the frozen filter: level b */
-            } else {
-                cyc_row *to = &ring[(b + d) % (k + 1)];
-                uint64_t top = ahi + 1;
-                if (top > nmax) {
-                    msum_add(&lostsum, a[nmax] * t);
-                    top = nmax;
-                }
-                for (uint64_t m = lo; m + 1 <= top; m++)
-                    to->v[m + 1] += a[m] * t;
-                if (lo + 1 <= top) {
-                    if (to->lo > to->hi) {
-                        to->lo = lo + 1;
-                        to->hi = top;
-                    } else {
-                        if (lo + 1 < to->lo)
-                            to->lo = lo + 1;
-                        if (top > to->hi)
-                            to->hi = top;
-                    }
-                }
-            }
-        }
-    }
-    *lost = msum_get(&lostsum);
-    *rend = msum_get(&endsum);
-out:
-    if (ring)
-        for (unsigned r = 0; r <= k; r++)
-            rbf__free(ring[r].v);
-    rbf__free(ring);
-    rbf__free(tau);
-    rbf__free(a);
-    return rc;
-}
-
-/* ---- real-user N-bounded cycles */
-
-/* tau(b, .) for b = 0..bmax, (k+1) each. */
-static double *step_table(const rbf_model_params *p, uint64_t bmax)
-{
-    const unsigned k = p->hashes;
-    double *t = rbf__malloc((bmax + 1) * (k + 1) * sizeof *t);
-    if (!t)
-        return NULL;
-    for (uint64_t b = 0; b <= bmax; b++)
-        rbf__model_step_dist(p->bits, k, (p->hashing == RBF_NON_COLLIDING), b, t + b * (k + 1));
-    return t;
-}
-
-/* Marginal pass: E_fp, E[rho(B'_N)].  Returns EINVAL if mass reaches a full
- * filter (the cycle never ends). */
-static int nreal_marginal(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
-                          double *efp, double *rhoF)
-{
-    const unsigned k = p->hashes;
-    double *q = rbf__calloc(bmax + 1, sizeof *q), *q2 = rbf__calloc(bmax + 1, sizeof *q2);
-    if (!q || !q2) {
-        rbf__free(q);
-        rbf__free(q2);
-        return RBF_ENOMEM;
-    }
-    q[0] = 1.0;
-    uint64_t lo = 0, hi = 0;
-    model_sum e;
-    msum_init(&e);
-    int rc = RBF_OK;
-    for (uint64_t c = 0; c < N; c++) {
-        if ((c & 255) == 0 && c && model_progress(p, c, 2 * N)) {
-            rc = RBF_ECANCELED;
-            goto out;
-        }
-        uint64_t nlo = UINT64_MAX, nhi = 0;
-        for (uint64_t b = lo; b <= hi; b++) {
-            double w = q[b];
-            if (w < CYC_TINY)
-                continue;
-            const double *t = tau + b * (k + 1);
-            double rho = t[0];
-            if (rho >= 1.0) {
-                if (w > CYC_LOST) {
-                    rc = RBF_EINVAL;
-                    goto out;
-                }
-                continue;
-            }
-            msum_add(&e, w * rho / (1.0 - rho));
-            double inv = 1.0 / (1.0 - rho);
-            for (unsigned d = 1; d <= k; d++) {
-                if (b + d > bmax || t[d] <= 0.0)
-                    continue;
-                q2[b + d] += w * t[d] * inv;
-                if (b + d < nlo)
-                    nlo = b + d;
-                if (b + d > nhi)
-                    nhi = b + d;
-            }
-        }
-        memset(q + lo, 0, (hi - lo + 1) * sizeof *q);
-        double *sw = q;
-        q = q2;
-        q2 = sw;
-        if (nlo == UINT64_MAX) {
-            lo = 1;
-            hi = 0;
-            break;
-        }
-        lo = nlo;
-        hi = nhi;
-    }
-    model_sum r;
-    msum_init(&r);
-    for (uint64_t b = lo; b <= hi && b <= bmax; b++)
-        msum_add(&r, q[b] * tau[b * (k + 1)]);
-    *efp = msum_get(&e);
-    *rhoF = model_clamp01(msum_get(&r));
-out:
-    rbf__free(q);
-    rbf__free(q2);
-    return rc;
-}
-
-/* Joint pass: P(f false positives in a cycle), f = 0..F, into out. */
-static int nreal_joint(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
-                       uint64_t F, double *out, double *phi, double *lost)
-{
-    const unsigned k = p->hashes;
-    const uint64_t W = F + 1;
-    if ((bmax + 1) > CYC_MAX_LEN / W * 4)
-        return RBF_ENOMEM;
-    double *q = rbf__calloc((bmax + 1) * W, sizeof *q), *q2 = rbf__calloc((bmax + 1) * W, sizeof *q2);
-    double *sv = rbf__malloc(W * sizeof *sv);
-    uint64_t *fhi = rbf__calloc(bmax + 1, sizeof *fhi), *fhi2 = rbf__calloc(bmax + 1, sizeof *fhi2);
-    int rc = RBF_OK;
-    if (!q || !q2 || !sv || !fhi || !fhi2) {
-        rc = RBF_ENOMEM;
-        goto out;
-    }
-    q[0] = 1.0;
-    uint64_t lo = 0, hi = 0;
-    model_sum lostsum;
-    msum_init(&lostsum);
-    for (uint64_t c = 0; c < N; c++) {
-        if ((c & 63) == 0 && model_progress(p, N + c, 2 * N)) {
-            rc = RBF_ECANCELED;
-            goto out;
-        }
-        uint64_t nlo = UINT64_MAX, nhi = 0;
-        for (uint64_t b = lo; b <= hi; b++) {
-            double *row = q + b * W;
-            uint64_t top = fhi[b];
-            const double *t = tau + b * (k + 1);
-            double rho = t[0];
-            double any = 0.0;
-            for (uint64_t f = 0; f <= top; f++)
-                any += row[f];
-            if (any < CYC_TINY) {
-                memset(row, 0, (top + 1) * sizeof *row);
-                fhi[b] = 0;
-                continue;
-            }
-            if (rho >= 1.0) {
-                msum_add(&lostsum, any);
-                memset(row, 0, (top + 1) * sizeof *row);
-                fhi[b] = 0;
-                continue;
-            }
-            /* S(f) = rho S(f-1) + row(f), extended past top while it matters */
-            double prev = 0.0;
-            uint64_t f;
-            for (f = 0; f <= F; f++) {
-                double x = rho * prev + (f <= top ? row[f] : 0.0);
-                sv[f] = x;
-                prev = x;
-                if (f >= top && x < CYC_TINY)
-                    break;
-            }
-            if (f > F) {
-                msum_add(&lostsum, prev * rho / (1.0 - rho));
-                f = F;
-            }
-            uint64_t stop = f;
-            /* the tick after c bit-setting ones and f false positives (its
-             * (c + f + 1)-th) is a false positive with rho */
-            for (uint64_t g = 0; g <= stop; g++)
-                phi[c + g] += rho * sv[g];
-            for (unsigned d = 1; d <= k; d++) {
-                if (t[d] <= 0.0)
-                    continue;
-                if (b + d > bmax) {
-                    continue;
-                }
-                double *dst = q2 + (b + d) * W;
-                for (uint64_t g = 0; g <= stop; g++)
-                    dst[g] += sv[g] * t[d];
-                if (stop > fhi2[b + d])
-                    fhi2[b + d] = stop;
-                if (b + d < nlo)
-                    nlo = b + d;
-                if (b + d > nhi)
-                    nhi = b + d;
-            }
-            memset(row, 0, (top + 1) * sizeof *row);
-            fhi[b] = 0;
-        }
-        double *sw = q;
-        q = q2;
-        q2 = sw;
-        uint64_t *sf = fhi;
-        fhi = fhi2;
-        fhi2 = sf;
-        if (nlo == UINT64_MAX) {
-            lo = 1;
-            hi = 0;
-            break;
-        }
-        lo = nlo;
-        hi = nhi;
-    }
-    memset(out, 0, W * sizeof *out);
-    for (uint64_t b = lo; b <= hi; b++)
-        for (uint64_t f = 0; f <= fhi[b]; f++)
-            out[f] += q[b * W + f];
-    *lost = msum_get(&lostsum);
-out:
-    rbf__free(q);
-    rbf__free(q2);
-    rbf__free(sv);
-    rbf__free(fhi);
-    rbf__free(fhi2);
-    return rc;
 }
 
 /* ---- building the object */
@@ -439,7 +116,7 @@ static void oracle_phi(const rbf_model_params *p, uint64_t N, double oracle, dou
     }
 }
 
-static int check_spec(const rbf_model_params *p, const rbf_model_cycle_spec *s)
+int rbf__cyc_check_spec(const rbf_model_params *p, const rbf_model_cycle_spec *s)
 {
     int rc = rbf__model_check_params(p);
     if (rc)
@@ -487,7 +164,7 @@ static int fill_pmf(rbf_model_cycles *c)
                 return RBF_ENOMEM;
             }
             double lost = 0.0, rend = 0.0;
-            rc = sigma_pmf(p, s->sigma, nmax, pm, ph, &rend, &lost);
+            rc = rbf__cyc_sigma_pmf(p, s->sigma, nmax, pm, ph, &rend, &lost);
             if (rc) {
                 rbf__free(pm);
                 rbf__free(ph);
@@ -549,11 +226,11 @@ static int fill_pmf(rbf_model_cycles *c)
             bmax = N * p->hashes;
         if (bmax > CYC_MAX_LEN)
             return RBF_ENOMEM;
-        double *tau = step_table(p, bmax);
+        double *tau = rbf__cyc_step_table(p, bmax);
         if (!tau)
             return RBF_ENOMEM;
         double efp = 0.0, rhoF = 0.0;
-        rc = nreal_marginal(p, N, tau, bmax, &efp, &rhoF);
+        rc = rbf__cyc_nreal_marginal(p, N, tau, bmax, &efp, &rhoF);
         if (rc) {
             rbf__free(tau);
             return rc;
@@ -575,7 +252,7 @@ static int fill_pmf(rbf_model_cycles *c)
                 return RBF_ENOMEM;
             }
             double lost = 0.0;
-            rc = nreal_joint(p, N, tau, bmax, F, fd, ph, &lost);
+            rc = rbf__cyc_nreal_joint(p, N, tau, bmax, F, fd, ph, &lost);
             if (rc) {
                 rbf__free(fd);
                 rbf__free(ph);
@@ -626,7 +303,7 @@ static int fill_pmf(rbf_model_cycles *c)
 }
 
 /* cumulative sums in place */
-static void cumsum(double *x, uint64_t n)
+void rbf__cyc_cumsum(double *x, uint64_t n)
 {
     model_sum s;
     msum_init(&s);
@@ -680,8 +357,8 @@ static int fill_forget(rbf_model_cycles *c)
     c->act_fp = model_clamp01(msum_get(&af));
     memcpy(c->ft, rt, (len + 2) * sizeof *rt);
     memcpy(c->fm, rm, (len + 2) * sizeof *rm);
-    cumsum(c->ft, len + 2);
-    cumsum(c->fm, len + 2);
+    rbf__cyc_cumsum(c->ft, len + 2);
+    rbf__cyc_cumsum(c->fm, len + 2);
     int rc = RBF_OK;
     if (c->s.phases == 2) {
         if (len > CYC_MAX_CONV) {
@@ -715,298 +392,18 @@ static int fill_forget(rbf_model_cycles *c)
                 c->xm2[j + l] += xb * pl;
             }
         }
-        cumsum(c->ft2, n2);
-        cumsum(c->fm2, n2);
-        cumsum(c->xt2, n2);
-        cumsum(c->xm2, n2);
+        rbf__cyc_cumsum(c->ft2, n2);
+        rbf__cyc_cumsum(c->fm2, n2);
+        rbf__cyc_cumsum(c->xt2, n2);
+        rbf__cyc_cumsum(c->xm2, n2);
     }
 out:
-    cumsum(c->xt, len + 2);
-    cumsum(c->xm, len + 2);
+    rbf__cyc_cumsum(c->xt, len + 2);
+    rbf__cyc_cumsum(c->xm, len + 2);
     rbf__free(surv);
     rbf__free(rt);
     rbf__free(rm);
     return rc;
-}
-
-/* ---- forgetting at one gap, from a tick
- *
- * The forgetting probabilities after g ticks depend on the cycle-length
- * law only through P(L = n) for n <= g + 1 and E[L].  The first come from
- * sigma_pmf truncated at n = g + 2 (its values there are the untruncated
- * ones: A_b(n) depends only on smaller n), so the window in n is at most
- * g + 2 wide and levels above k (g + 2) are never reached; E[L] is the
- * renewal sum sum_{b <= sigma} g_b = E[N_0](sigma + 1) of the
- * non-retaining chain (minus the retained message when retaining).  Cost
- * O(k min(sigma, k g) min(W, g)) instead of O(k sigma W) and the O(len^2)
- * two-phase convolution: the planner's screen (plan_fn.c). */
-/* A bound on P(B_n > sigma), B_n the set bits after n messages: the bit
- * indicators are negatively associated (balls in bins; for non-colliding
- * hashing each message's k distinct bits form a permutation distribution),
- * so the Chernoff bound of independent bits holds:
- * P(B_n >= a) <= exp(-M D(a/M || p)), p = 1 - q^n the chance that a given
- * bit is set, for a/M > p; 1 otherwise. */
-double rbf__model_fill_tail_bound(const rbf_model_params *p, uint64_t n, uint64_t sigma)
-{
-    const double M = (double)p->bits, k = (double)p->hashes;
-    const double lq = p->hashing == RBF_NON_COLLIDING ? log1p(-k / M) : k * log1p(-1.0 / M);
-    const double lnq = (double)n * lq;     /* log P(a given bit is clear) */
-    const double x = ((double)sigma + 1.0) / M; /* < 1: the caller has sigma + 1 < M */
-    const double pset = -expm1(lnq);
-    if (!(x > pset))
-        return 1.0;
-    const double D = x * log(x / pset) + (1.0 - x) * (log1p(-x) - lnq);
-    return exp(-M * D);
-}
-
-/* A bound on P(B_n <= sigma): the lower Chernoff tail of the same
- * negatively associated indicators, P(B_n <= a) <= exp(-M D(a/M || p)) for
- * a/M < p; 1 otherwise. */
-double rbf__model_fill_low_bound(const rbf_model_params *p, uint64_t n, uint64_t sigma)
-{
-    const double M = (double)p->bits, k = (double)p->hashes;
-    const double lq = p->hashing == RBF_NON_COLLIDING ? log1p(-k / M) : k * log1p(-1.0 / M);
-    const double lnq = (double)n * lq;
-    const double x = (double)sigma / M;
-    const double pset = -expm1(lnq);
-    if (!(x < pset))
-        return 1.0;
-    /* x log(x/p) + (1 - x) log((1 - x)/(1 - p)), with 0 log 0 = 0 */
-    const double D = (x > 0.0 ? x * log(x / pset) : 0.0) + (1.0 - x) * (log1p(-x) - lnq);
-    return exp(-M * D);
-}
-
-int rbf__model_forget_bounds(const rbf_model_params *p, uint64_t sigma, unsigned phases,
-                             uint64_t g, double *mean, double *lo, double *hi)
-{
-    rbf_model_cycle_spec spec;
-    rbf_model_cycle_spec_init(&spec);
-    spec.phases = phases;
-    spec.sigma = sigma;
-    int rc = check_spec(p, &spec);
-    if (rc)
-        return rc;
-    if (!mean || !lo || !hi || sigma + 1 >= p->bits)
-        return RBF_EINVAL;
-    const int ret = (p->recycle == RBF_RETAINING);
-    rbf_model_params q = *p;
-    q.recycle = RBF_NON_RETAINING;
-    q.progress = NULL;
-    rbf_model_sigma_result sr;
-    if ((rc = rbf_model_sigma(&q, sigma + 1, &sr)))
-        return rc;
-    const double E = sr.expected_messages - (ret ? 1.0 : 0.0);
-    *mean = E;
-    /* Bounds from the Chernoff bounds on the fill, both tails: L <= n iff
-     * B_{n+ret} > sigma (non-retaining: L is the tick that crosses;
-     * retaining: L = n' - 1), so Fl(n) <= P(L <= n) <= Fu(n) with
-     * Fu = min(1, upper tail), Fl = max(0, 1 - lower tail).  Then
-     *   P(R = j) = P(L > j - ret)/E in [(1 - Fu)/E, (1 - Fl)/E] (j >= ret),
-     *   one phase:  f = sum_{j<=g} P(R = j),
-     *   two phases: f = trig + sum_{l<=g} P(L' = l) S(g - l),
-     *               S(m) = P(0 < R <= m), nondecreasing, so L' between the
-     *               laws with distribution functions Fu (stochastically
-     *               smaller) and Fl (larger) bounds the sum;
-     *   trig = 1/E non-retaining (the trigger is held nowhere), 0 retaining. */
-    if (g > CYC_MAX_CONV) {
-        /* Past 2^17 ticks: the same bounds, looser, in O(1) memory and
-         * 4096 blocks (Fu and Fl are nondecreasing: a block's sum is
-         * bracketed by its length times the values at its ends):
-         *   one phase:  (g+1-ret - sum_{n<=g-ret} Fu(n))/E <= f <= (g+1-ret - sum Fl(n))/E
-         *   two phases: trig <= f <= trig + sum_{n<g} Fu(n)/E.
-         * Nothing exact is computed here: *lo < *hi may remain. */
-        const uint64_t last = g - (uint64_t)ret; /* the n of P(L > n) in the one-phase sum */
-        const uint64_t top = phases == 1 ? last : g - 1, step = top / 4096 + 1;
-        model_sum su, sl;
-        msum_init(&su);
-        msum_init(&sl);
-        for (uint64_t a = 0; a <= top; a += step) {
-            uint64_t b = a + step - 1 < top ? a + step - 1 : top;
-            double fu = rbf__model_fill_tail_bound(p, b + (ret ? 1 : 0), sigma);
-            double fl = 1.0 - rbf__model_fill_low_bound(p, a + (ret ? 1 : 0), sigma);
-            msum_add(&su, (double)(b - a + 1) * (fu < 1.0 ? fu : 1.0));
-            msum_add(&sl, (double)(b - a + 1) * (fl > 0.0 ? fl : 0.0));
-        }
-        const double trig = ret ? 0.0 : 1.0 / E, cnt = (double)last + 1.0;
-        if (phases == 1) {
-            *lo = model_clamp01((cnt - msum_get(&su)) / E);
-            *hi = model_clamp01((cnt - msum_get(&sl)) / E);
-        } else {
-            *lo = model_clamp01(trig);
-            *hi = model_clamp01(trig + msum_get(&su) / E);
-        }
-        return RBF_OK;
-    }
-    const uint64_t gn = g + 1;
-    double *Fu = rbf__malloc(gn * sizeof *Fu), *Fl = rbf__malloc(gn * sizeof *Fl);
-    double *Su = rbf__malloc(gn * sizeof *Su), *Sl = rbf__malloc(gn * sizeof *Sl);
-    if (!Fu || !Fl || !Su || !Sl) {
-        rbf__free(Fu);
-        rbf__free(Fl);
-        rbf__free(Su);
-        rbf__free(Sl);
-        return RBF_ENOMEM;
-    }
-    /* Both bounds grow with n (the chance a bit is set does) and are 0 or
-     * 1 exactly away from the crossing n* of E[fill] and sigma: the upper
-     * tail underflows to 0 well below n* (found by bisection) and is 1 from
-     * n*; the lower one's complement is 0 up to n* and 1 once it
-     * underflows.  Only the window between is computed: some thousands of
-     * ticks instead of 2 (g + 1) evaluations (the --remember least-memory
-     * search calls this for every candidate) */
-    const uint64_t r1 = ret ? 1 : 0;
-    uint64_t z0 = 0; /* Fu[n] = 0 for n < z0 */
-    if (rbf__model_fill_tail_bound(p, r1, sigma) == 0.0) {
-        uint64_t a = 0, b = g + 1; /* tail(a) == 0; b: tail != 0 or past g */
-        while (b - a > 1) {
-            uint64_t m = a + (b - a) / 2;
-            if (rbf__model_fill_tail_bound(p, m + r1, sigma) == 0.0)
-                a = m;
-            else
-                b = m;
-        }
-        z0 = b;
-    }
-    uint64_t o0 = 0; /* Fl[n] = 0 (the lower tail bound is 1) for n < o0 */
-    if (rbf__model_fill_low_bound(p, r1, sigma) >= 1.0) {
-        uint64_t a = 0, b = g + 1;
-        while (b - a > 1) {
-            uint64_t m = a + (b - a) / 2;
-            if (rbf__model_fill_low_bound(p, m + r1, sigma) >= 1.0)
-                a = m;
-            else
-                b = m;
-        }
-        o0 = b;
-    }
-    int uone = 0, lone = 0;
-    for (uint64_t n = 0; n <= g; n++) {
-        double u = n < z0 ? 0.0 : uone ? 1.0 : rbf__model_fill_tail_bound(p, n + r1, sigma);
-        double v = n < o0 ? 1.0 : lone ? 0.0 : rbf__model_fill_low_bound(p, n + r1, sigma);
-        Fu[n] = u < 1.0 ? u : 1.0;
-        Fl[n] = v < 1.0 ? 1.0 - v : 0.0;
-        if (n && Fu[n] < Fu[n - 1]) /* distribution functions: nondecreasing */
-            Fu[n] = Fu[n - 1];
-        if (n && Fl[n] < Fl[n - 1])
-            Fl[n] = Fl[n - 1];
-        uone = Fu[n] >= 1.0;
-        lone = Fl[n] >= 1.0;
-    }
-    /* P(R = j) bounds, j = 0..g, and S(m) = sum_{1<=j<=m} */
-    model_sum r_lo, r_hi, s_lo, s_hi;
-    msum_init(&r_lo);
-    msum_init(&r_hi);
-    msum_init(&s_lo);
-    msum_init(&s_hi);
-    for (uint64_t j = 0; j <= g; j++) {
-        double rl = 0.0, rh = 0.0;
-        if (j >= (uint64_t)ret) {
-            uint64_t i = j - (uint64_t)ret;
-            rl = (1.0 - Fu[i]) / E;
-            rh = (1.0 - Fl[i]) / E;
-        }
-        msum_add(&r_lo, rl);
-        msum_add(&r_hi, rh);
-        if (j >= 1) {
-            msum_add(&s_lo, rl);
-            msum_add(&s_hi, rh);
-        }
-        Sl[j] = msum_get(&s_lo);
-        Su[j] = msum_get(&s_hi);
-    }
-    const double trig = ret ? 0.0 : 1.0 / E;
-    if (phases == 1) {
-        *lo = model_clamp01(msum_get(&r_lo));
-        *hi = model_clamp01(msum_get(&r_hi));
-    } else {
-        model_sum a, b;
-        msum_init(&a);
-        msum_init(&b);
-        for (uint64_t l = 0; l <= g; l++) {
-            double du = Fu[l] - (l ? Fu[l - 1] : 0.0), dl = Fl[l] - (l ? Fl[l - 1] : 0.0);
-            msum_add(&a, du * Su[g - l]); /* L' as small as Fu lets it be: the upper bound */
-            msum_add(&b, dl * Sl[g - l]); /* as large as Fl lets it be: the lower bound */
-        }
-        *lo = model_clamp01(trig + msum_get(&b));
-        *hi = model_clamp01(trig + msum_get(&a));
-    }
-    rbf__free(Fu);
-    rbf__free(Fl);
-    rbf__free(Su);
-    rbf__free(Sl);
-    return RBF_OK;
-}
-
-int rbf__model_forget_law(const rbf_model_params *p, uint64_t sigma, unsigned phases, uint64_t g,
-                          double E, double *out)
-{
-    if (!out || g > CYC_MAX_CONV || (phases != 1 && phases != 2))
-        return RBF_EINVAL;
-    const int ret = (p->recycle == RBF_RETAINING);
-    int rc;
-    const uint64_t nmax = g + 2;
-    double *pm = rbf__malloc((nmax + 1) * sizeof *pm);
-    double *rt = rbf__calloc(nmax + 2, sizeof *rt); /* sigma_pmf's phi first */
-    if (!pm || !rt) {
-        rbf__free(pm);
-        rbf__free(rt);
-        return RBF_ENOMEM;
-    }
-    double lost = 0.0, rend = 0.0;
-    if ((rc = sigma_pmf(p, sigma, nmax, pm, rt, &rend, &lost)))
-        goto done;
-    memset(rt, 0, (nmax + 2) * sizeof *rt);
-    if (ret) { /* L = n - 1 */
-        memmove(pm, pm + 1, nmax * sizeof *pm);
-        pm[nmax] = 0.0;
-    }
-    /* rt[j] = P(R_tick = j), j = 0..g: non-retaining P(L > j)/E,
-     * retaining P(L >= j)/E for j >= 1 */
-    model_sum cdf;
-    msum_init(&cdf);
-    for (uint64_t j = 0; j <= g; j++) {
-        double ge = 1.0 - msum_get(&cdf); /* P(L >= j) */
-        msum_add(&cdf, pm[j]);
-        double gt = 1.0 - msum_get(&cdf); /* P(L > j) */
-        rt[j] = (ret ? (j ? ge : 0.0) : gt) / E;
-    }
-    model_sum f;
-    msum_init(&f);
-    if (phases == 1) {
-        for (uint64_t j = 0; j <= g; j++)
-            msum_add(&f, rt[j]);
-        *out = model_clamp01(msum_get(&f));
-    } else {
-        /* the message is forgotten when the active cycle ends (R) and the
-         * next one ends too (L'): P(R + L' <= g); a non-retaining trigger
-         * (R = 0) is held nowhere */
-        const double trig0 = rt[0];
-        if (!ret)
-            rt[0] = 0.0;
-        cumsum(rt, g + 1); /* rt[m] = P(0 < R <= m) */
-        for (uint64_t l = 0; l <= g; l++)
-            if (pm[l] != 0.0)
-                msum_add(&f, pm[l] * rt[g - l]);
-        *out = model_clamp01((ret ? 0.0 : trig0) + msum_get(&f));
-    }
-done:
-    rbf__free(pm);
-    rbf__free(rt);
-    return rc;
-}
-
-int rbf__model_forget_sigma(const rbf_model_params *p, uint64_t sigma, unsigned phases,
-                            uint64_t g, double *lo, double *hi, int exact)
-{
-    double E;
-    int rc = rbf__model_forget_bounds(p, sigma, phases, g, &E, lo, hi);
-    if (rc || !exact || g > CYC_MAX_CONV || *hi - *lo <= 1e-12 * *hi)
-        return rc;
-    double f;
-    if ((rc = rbf__model_forget_law(p, sigma, phases, g, E, &f)))
-        return rc;
-    *lo = *hi = f;
-    return RBF_OK;
 }
 
 int rbf_model_cycles_new(const rbf_model_params *p, const rbf_model_cycle_spec *s,
@@ -1015,7 +412,7 @@ int rbf_model_cycles_new(const rbf_model_params *p, const rbf_model_cycle_spec *
     if (!out)
         return RBF_EINVAL;
     *out = NULL;
-    int rc = check_spec(p, s);
+    int rc = rbf__cyc_check_spec(p, s);
     if (rc)
         return rc;
     rbf_model_cycles *c = rbf__calloc(1, sizeof *c);
