@@ -139,146 +139,172 @@ int rbf__cyc_check_spec(const rbf_model_params *p, const rbf_model_cycle_spec *s
     return RBF_OK;
 }
 
-static int fill_pmf(rbf_model_cycles *c)
+/* The cycle-length law of sigma-bounded cycles (tables grown until the
+ * mass beyond them is negligible) and the rate. */
+static int pmf_sigma(rbf_model_cycles *c)
 {
     const rbf_model_params *p = &c->p;
     const rbf_model_cycle_spec *s = &c->s;
     int rc;
-    if (s->sigma) {
-        rbf_model_sigma_result sr;
-        rbf_model_params q = *p;
-        q.method = RBF_MODEL_FAST;
-        q.progress = NULL;
-        /* E[ticks to pass sigma] <= E[N_0] + g_sigma + 1: start from it */
-        if ((rc = rbf_model_sigma(&q, s->sigma, &sr)))
-            return rc;
-        uint64_t nmax = (uint64_t)(3.0 * sr.expected_messages) + 200;
-        for (;;) {
-            if (nmax > CYC_MAX_LEN)
-                return RBF_ENOMEM;
-            double *pm = rbf__malloc((nmax + 1) * sizeof *pm);
-            double *ph = rbf__malloc((nmax + 2) * sizeof *ph);
-            if (!pm || !ph) {
-                rbf__free(pm);
-                rbf__free(ph);
-                return RBF_ENOMEM;
-            }
-            double lost = 0.0, rend = 0.0;
-            rc = rbf__cyc_sigma_pmf(p, s->sigma, nmax, pm, ph, &rend, &lost);
-            if (rc) {
-                rbf__free(pm);
-                rbf__free(ph);
-                return rc;
-            }
-            /* tail beyond nmax must be negligible */
-            double tailmass = lost;
-            if (tailmass < CYC_LOST) {
-                const unsigned ret = (p->recycle == RBF_RETAINING);
-                if (ret) { /* L = n - 1 */
-                    memmove(pm, pm + 1, nmax * sizeof *pm);
-                    pm[nmax] = 0.0;
-                }
-                /* P(L > j) is P(tick 1 + ret + j reached) */
-                memmove(ph, ph + 1 + ret, (nmax + 1 - ret) * sizeof *ph);
-                memset(ph + nmax + 1 - ret, 0, (1 + ret) * sizeof *ph);
-                c->pmf = pm;
-                c->phil = ph;
-                c->rho_frozen = rend;
-                c->len = nmax;
-                break;
-            }
+    rbf_model_sigma_result sr;
+    rbf_model_params q = *p;
+    q.method = RBF_MODEL_FAST;
+    q.progress = NULL;
+    /* E[ticks to pass sigma] <= E[N_0] + g_sigma + 1: start from it */
+    if ((rc = rbf_model_sigma(&q, s->sigma, &sr)))
+        return rc;
+    uint64_t nmax = (uint64_t)(3.0 * sr.expected_messages) + 200;
+    for (;;) {
+        if (nmax > CYC_MAX_LEN)
+            return RBF_ENOMEM;
+        double *pm = rbf__malloc((nmax + 1) * sizeof *pm);
+        double *ph = rbf__malloc((nmax + 2) * sizeof *ph);
+        if (!pm || !ph) {
             rbf__free(pm);
             rbf__free(ph);
-            nmax *= 2;
+            return RBF_ENOMEM;
         }
-        if (s->phases == 1) {
-            c->fp = sr.fp;
-        } else {
-            rbf_model_two_phase_result tr;
-            if ((rc = rbf_model_two_phase(&q, s->sigma, &tr)))
-                return rc;
-            c->fp = tr.fp;
-        }
-    } else if (s->oracle) {
-        const uint64_t N = s->messages;
-        if (N > CYC_MAX_LEN)
-            return RBF_ENOMEM;
-        c->pmf = rbf__calloc(N + 1, sizeof *c->pmf);
-        if (!c->pmf)
-            return RBF_ENOMEM;
-        c->pmf[N] = 1.0;
-        c->len = N;
-        rbf_model_n_result nr;
-        rbf_model_params q = *p;
-        q.progress = NULL;
-        if ((rc = rbf_model_nbounded(&q, N, &nr)))
-            return rc;
-        c->fp = s->phases == 1 ? nr.exact_oracle
-                               : model_clamp01(1.0 - (1.0 - nr.exact_oracle) * (1.0 - nr.exact_worst));
-        c->rho_frozen = nr.exact_worst;
-        if (!(c->phil = rbf__calloc(N + 2, sizeof *c->phil)))
-            return RBF_ENOMEM;
-        oracle_phi(p, N, nr.exact_oracle, c->phil);
-    } else {
-        const uint64_t N = s->messages;
-        uint64_t bmax = p->bits;
-        if (N <= UINT64_MAX / p->hashes && N * p->hashes < bmax)
-            bmax = N * p->hashes;
-        if (bmax > CYC_MAX_LEN)
-            return RBF_ENOMEM;
-        double *tau = rbf__cyc_step_table(p, bmax);
-        if (!tau)
-            return RBF_ENOMEM;
-        double efp = 0.0, rhoF = 0.0;
-        rc = rbf__cyc_nreal_marginal(p, N, tau, bmax, &efp, &rhoF);
+        double lost = 0.0, rend = 0.0;
+        rc = rbf__cyc_sigma_pmf(p, s->sigma, nmax, pm, ph, &rend, &lost);
         if (rc) {
+            rbf__free(pm);
+            rbf__free(ph);
+            return rc;
+        }
+        /* tail beyond nmax must be negligible */
+        double tailmass = lost;
+        if (tailmass < CYC_LOST) {
+            const unsigned ret = (p->recycle == RBF_RETAINING);
+            if (ret) { /* L = n - 1 */
+                memmove(pm, pm + 1, nmax * sizeof *pm);
+                pm[nmax] = 0.0;
+            }
+            /* P(L > j) is P(tick 1 + ret + j reached) */
+            memmove(ph, ph + 1 + ret, (nmax + 1 - ret) * sizeof *ph);
+            memset(ph + nmax + 1 - ret, 0, (1 + ret) * sizeof *ph);
+            c->pmf = pm;
+            c->phil = ph;
+            c->rho_frozen = rend;
+            c->len = nmax;
+            break;
+        }
+        rbf__free(pm);
+        rbf__free(ph);
+        nmax *= 2;
+    }
+    if (s->phases == 1) {
+        c->fp = sr.fp;
+    } else {
+        rbf_model_two_phase_result tr;
+        if ((rc = rbf_model_two_phase(&q, s->sigma, &tr)))
+            return rc;
+        c->fp = tr.fp;
+    }
+    return RBF_OK;
+}
+
+/* The oracle's N-bounded cycles: exactly N ticks. */
+static int pmf_oracle(rbf_model_cycles *c)
+{
+    const rbf_model_params *p = &c->p;
+    const rbf_model_cycle_spec *s = &c->s;
+    int rc;
+    const uint64_t N = s->messages;
+    if (N > CYC_MAX_LEN)
+        return RBF_ENOMEM;
+    c->pmf = rbf__calloc(N + 1, sizeof *c->pmf);
+    if (!c->pmf)
+        return RBF_ENOMEM;
+    c->pmf[N] = 1.0;
+    c->len = N;
+    rbf_model_n_result nr;
+    rbf_model_params q = *p;
+    q.progress = NULL;
+    if ((rc = rbf_model_nbounded(&q, N, &nr)))
+        return rc;
+    c->fp = s->phases == 1 ? nr.exact_oracle
+                           : model_clamp01(1.0 - (1.0 - nr.exact_oracle) * (1.0 - nr.exact_worst));
+    c->rho_frozen = nr.exact_worst;
+    if (!(c->phil = rbf__calloc(N + 2, sizeof *c->phil)))
+        return RBF_ENOMEM;
+    oracle_phi(p, N, nr.exact_oracle, c->phil);
+    return RBF_OK;
+}
+
+/* The real user's N-bounded cycles: N bit-setting ticks and the false
+ * positives among them (tables grown until the lost mass is negligible). */
+static int pmf_nreal(rbf_model_cycles *c)
+{
+    const rbf_model_params *p = &c->p;
+    const rbf_model_cycle_spec *s = &c->s;
+    int rc;
+    const uint64_t N = s->messages;
+    uint64_t bmax = p->bits;
+    if (N <= UINT64_MAX / p->hashes && N * p->hashes < bmax)
+        bmax = N * p->hashes;
+    if (bmax > CYC_MAX_LEN)
+        return RBF_ENOMEM;
+    double *tau = rbf__cyc_step_table(p, bmax);
+    if (!tau)
+        return RBF_ENOMEM;
+    double efp = 0.0, rhoF = 0.0;
+    rc = rbf__cyc_nreal_marginal(p, N, tau, bmax, &efp, &rhoF);
+    if (rc) {
+        rbf__free(tau);
+        return rc;
+    }
+    c->fp = s->phases == 1 ? model_clamp01(efp / ((double)N + efp))
+                           : model_clamp01((efp + (double)N * rhoF) / ((double)N + efp));
+    uint64_t F = (uint64_t)(2.0 * efp + 30.0 * sqrt(efp + 1.0)) + 30;
+    for (;;) {
+        if (N + F > CYC_MAX_LEN) {
+            rbf__free(tau);
+            return RBF_ENOMEM;
+        }
+        double *fd = rbf__malloc((F + 1) * sizeof *fd);
+        double *ph = rbf__calloc(N + F + 2, sizeof *ph);
+        if (!fd || !ph) {
+            rbf__free(fd);
+            rbf__free(ph);
+            rbf__free(tau);
+            return RBF_ENOMEM;
+        }
+        double lost = 0.0;
+        rc = rbf__cyc_nreal_joint(p, N, tau, bmax, F, fd, ph, &lost);
+        if (rc) {
+            rbf__free(fd);
+            rbf__free(ph);
             rbf__free(tau);
             return rc;
         }
-        c->fp = s->phases == 1 ? model_clamp01(efp / ((double)N + efp))
-                               : model_clamp01((efp + (double)N * rhoF) / ((double)N + efp));
-        uint64_t F = (uint64_t)(2.0 * efp + 30.0 * sqrt(efp + 1.0)) + 30;
-        for (;;) {
-            if (N + F > CYC_MAX_LEN) {
+        if (lost < CYC_LOST) {
+            c->len = N + F;
+            c->pmf = rbf__calloc(c->len + 1, sizeof *c->pmf);
+            if (!c->pmf) {
+                rbf__free(fd);
                 rbf__free(tau);
                 return RBF_ENOMEM;
             }
-            double *fd = rbf__malloc((F + 1) * sizeof *fd);
-            double *ph = rbf__calloc(N + F + 2, sizeof *ph);
-            if (!fd || !ph) {
-                rbf__free(fd);
-                rbf__free(ph);
-                rbf__free(tau);
-                return RBF_ENOMEM;
-            }
-            double lost = 0.0;
-            rc = rbf__cyc_nreal_joint(p, N, tau, bmax, F, fd, ph, &lost);
-            if (rc) {
-                rbf__free(fd);
-                rbf__free(ph);
-                rbf__free(tau);
-                return rc;
-            }
-            if (lost < CYC_LOST) {
-                c->len = N + F;
-                c->pmf = rbf__calloc(c->len + 1, sizeof *c->pmf);
-                if (!c->pmf) {
-                    rbf__free(fd);
-                    rbf__free(tau);
-                    return RBF_ENOMEM;
-                }
-                memcpy(c->pmf + N, fd, (F + 1) * sizeof *fd);
-                rbf__free(fd);
-                c->phil = ph;
-                c->rho_frozen = rhoF;
-                break;
-            }
+            memcpy(c->pmf + N, fd, (F + 1) * sizeof *fd);
             rbf__free(fd);
-            rbf__free(ph);
-            F *= 2;
+            c->phil = ph;
+            c->rho_frozen = rhoF;
+            break;
         }
-        rbf__free(tau);
+        rbf__free(fd);
+        rbf__free(ph);
+        F *= 2;
     }
+    rbf__free(tau);
+    return RBF_OK;
+}
+
+static int fill_pmf(rbf_model_cycles *c)
+{
+    const rbf_model_cycle_spec *s = &c->s;
+    int rc = s->sigma ? pmf_sigma(c) : s->oracle ? pmf_oracle(c) : pmf_nreal(c);
+    if (rc)
+        return rc;
     /* trim the zero tail, normalise (the truncated mass is < 1e-13) */
     while (c->len > 0 && !(c->pmf[c->len] > 0.0))
         c->len--;

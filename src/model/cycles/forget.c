@@ -58,6 +58,40 @@ double rbf__model_fill_low_bound(const rbf_model_params *p, uint64_t n, uint64_t
     return exp(-M * D);
 }
 
+/* rbf__model_forget_bounds past CYC_MAX_CONV ticks (see the comment
+ * there): E = E[L], ret = retaining. */
+static int forget_bounds_long(const rbf_model_params *p, uint64_t sigma, unsigned phases,
+                              uint64_t g, int ret, double E, double *lo, double *hi)
+{
+    /* Past 2^17 ticks: the same bounds, looser, in O(1) memory and
+     * 4096 blocks (Fu and Fl are nondecreasing: a block's sum is
+     * bracketed by its length times the values at its ends):
+     *   one phase:  (g+1-ret - sum_{n<=g-ret} Fu(n))/E <= f <= (g+1-ret - sum Fl(n))/E
+     *   two phases: trig <= f <= trig + sum_{n<g} Fu(n)/E.
+     * Nothing exact is computed here: *lo < *hi may remain. */
+    const uint64_t last = g - (uint64_t)ret; /* the n of P(L > n) in the one-phase sum */
+    const uint64_t top = phases == 1 ? last : g - 1, step = top / 4096 + 1;
+    model_sum su, sl;
+    msum_init(&su);
+    msum_init(&sl);
+    for (uint64_t a = 0; a <= top; a += step) {
+        uint64_t b = a + step - 1 < top ? a + step - 1 : top;
+        double fu = rbf__model_fill_tail_bound(p, b + (ret ? 1 : 0), sigma);
+        double fl = 1.0 - rbf__model_fill_low_bound(p, a + (ret ? 1 : 0), sigma);
+        msum_add(&su, (double)(b - a + 1) * (fu < 1.0 ? fu : 1.0));
+        msum_add(&sl, (double)(b - a + 1) * (fl > 0.0 ? fl : 0.0));
+    }
+    const double trig = ret ? 0.0 : 1.0 / E, cnt = (double)last + 1.0;
+    if (phases == 1) {
+        *lo = model_clamp01((cnt - msum_get(&su)) / E);
+        *hi = model_clamp01((cnt - msum_get(&sl)) / E);
+    } else {
+        *lo = model_clamp01(trig);
+        *hi = model_clamp01(trig + msum_get(&su) / E);
+    }
+    return RBF_OK;
+}
+
 int rbf__model_forget_bounds(const rbf_model_params *p, uint64_t sigma, unsigned phases,
                              uint64_t g, double *mean, double *lo, double *hi)
 {
@@ -90,35 +124,8 @@ int rbf__model_forget_bounds(const rbf_model_params *p, uint64_t sigma, unsigned
      *               laws with distribution functions Fu (stochastically
      *               smaller) and Fl (larger) bounds the sum;
      *   trig = 1/E non-retaining (the trigger is held nowhere), 0 retaining. */
-    if (g > CYC_MAX_CONV) {
-        /* Past 2^17 ticks: the same bounds, looser, in O(1) memory and
-         * 4096 blocks (Fu and Fl are nondecreasing: a block's sum is
-         * bracketed by its length times the values at its ends):
-         *   one phase:  (g+1-ret - sum_{n<=g-ret} Fu(n))/E <= f <= (g+1-ret - sum Fl(n))/E
-         *   two phases: trig <= f <= trig + sum_{n<g} Fu(n)/E.
-         * Nothing exact is computed here: *lo < *hi may remain. */
-        const uint64_t last = g - (uint64_t)ret; /* the n of P(L > n) in the one-phase sum */
-        const uint64_t top = phases == 1 ? last : g - 1, step = top / 4096 + 1;
-        model_sum su, sl;
-        msum_init(&su);
-        msum_init(&sl);
-        for (uint64_t a = 0; a <= top; a += step) {
-            uint64_t b = a + step - 1 < top ? a + step - 1 : top;
-            double fu = rbf__model_fill_tail_bound(p, b + (ret ? 1 : 0), sigma);
-            double fl = 1.0 - rbf__model_fill_low_bound(p, a + (ret ? 1 : 0), sigma);
-            msum_add(&su, (double)(b - a + 1) * (fu < 1.0 ? fu : 1.0));
-            msum_add(&sl, (double)(b - a + 1) * (fl > 0.0 ? fl : 0.0));
-        }
-        const double trig = ret ? 0.0 : 1.0 / E, cnt = (double)last + 1.0;
-        if (phases == 1) {
-            *lo = model_clamp01((cnt - msum_get(&su)) / E);
-            *hi = model_clamp01((cnt - msum_get(&sl)) / E);
-        } else {
-            *lo = model_clamp01(trig);
-            *hi = model_clamp01(trig + msum_get(&su) / E);
-        }
-        return RBF_OK;
-    }
+    if (g > CYC_MAX_CONV)
+        return forget_bounds_long(p, sigma, phases, g, ret, E, lo, hi);
     const uint64_t gn = g + 1;
     double *Fu = rbf__malloc(gn * sizeof *Fu), *Fl = rbf__malloc(gn * sizeof *Fl);
     double *Su = rbf__malloc(gn * sizeof *Su), *Sl = rbf__malloc(gn * sizeof *Sl);
