@@ -1,5 +1,5 @@
 /*
- * test_blocked_model.c -- the blocked-layout models (src/model/blocked.c)
+ * test_blocked_model.c -- the blocked-layout models (src/model/blocked/)
  * against three independent references:
  *
  *  1. one block (M = 512) is the flat filter on 512 bits: every blocked

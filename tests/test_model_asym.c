@@ -1,5 +1,5 @@
 /*
- * test_model_asym.c -- the asymptotic method (src/model/asym.c, nfast.c)
+ * test_model_asym.c -- the asymptotic method (src/model/sigma/asym.c, src/model/nbound/nfast.c)
  * against the exact renewal pass and the O(N) scans (docs/models.md 3b).
  *
  * Every comparison is at 1e-9 relative, the method's promise; the

@@ -1,5 +1,5 @@
 /*
- * test_plan_blocked.c -- the blocked planners (src/model/blocked.c) against
+ * test_plan_blocked.c -- the blocked planners (src/plan/plan_blocked.c) against
  * slower, independent searches:
  *
  *  1. rbf_plan_blocked_memory (a mean-field guess, then Newton/secant on the

@@ -416,7 +416,7 @@ static int plan_k_fast(blk_planner *pl, uint64_t bits, unsigned k, const rbf_pla
     return RBF_OK;
 }
 
-/* Largest N with the flat f_w(N) <= eps for one k (as plan.c). */
+/* Largest N with the flat f_w(N) <= eps for one k (as plan_nbound.c). */
 static uint64_t flat_worst_n(uint64_t M, unsigned k, double eps)
 {
     double t = log1p(-pow(eps, 1.0 / k)) / ((double)k * log1p(-1.0 / (double)M));

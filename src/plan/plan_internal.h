@@ -44,7 +44,7 @@ static inline int prog_tick(plan_prog *pp, uint64_t add)
     return RBF_OK;
 }
 
-/* plan.c: the largest sigma >= k of one k with rate <= eps (one- or
+/* plan_sigma.c: the largest sigma >= k of one k with rate <= eps (one- or
  * two-phase, M bits per filter), as rbf_plan_memory searches it. */
 int rbf__plan_sigma_k(uint64_t M, unsigned k, int nc, int ret, int two, rbf_model_method method,
                       double eps, int *feasible, uint64_t *sigma, double *en0, double *fp);

@@ -61,7 +61,7 @@ extern int rbf__nb_chain_only;
  * is at most this (nbounded.c): within half of it, relative. */
 #define RBF__NEXACT_REAL_RMAX 1e-10
 
-/* exact_real at any load by the potentials of the fill chain (nexact.c):
+/* exact_real at any load by the potentials of the fill chain (nreal.c):
  * returns 1 when not applicable or its error estimate is above 2e-10
  * (*real and *relerr are still written when it could compute them).
  * worst (may be NULL): also E[rho(B'_N)], the real user's rate at the end
@@ -84,7 +84,7 @@ int rbf__nreal_fast_ex(const rbf_model_params *p, uint64_t N, int force, double 
 #define RBF__NB_CHAIN_MAX 3e9
 
 /* *lp = log P(B'_c = M): the real user's chain on a full filter after c
- * bit-setting messages, by a WKB/Bahadur-Rao estimate (nexact.c); 0 when c
+ * bit-setting messages, by a WKB/Bahadur-Rao estimate (nfull.c); 0 when c
  * is at or past the mean number of steps to a full filter.  Returns a
  * status (RBF_ENOMEM, RBF_EINVAL). */
 int rbf__nreal_full_logp(const rbf_model_params *p, uint64_t c, double *lp);
