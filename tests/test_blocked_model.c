@@ -1,5 +1,5 @@
 /*
- * test_blocked_model.c -- the blocked-layout models (src/model/blocked.c)
+ * test_blocked_model.c -- the blocked-layout models (src/model/blocked/)
  * against three independent references:
  *
  *  1. one block (M = 512) is the flat filter on 512 bits: every blocked
@@ -29,7 +29,7 @@
 #include <cmocka.h>
 
 #include "filter_util.h"
-#include "model/blocked_internal.h"
+#include "model_blocked.h"
 #include "model_util.h"
 #include "rbf_model.h"
 

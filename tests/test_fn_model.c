@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "model/model_internal.h"
+#include "model_cycles.h"
 #include "rbf_model.h"
 #include "rbf_sim.h"
 

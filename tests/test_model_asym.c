@@ -1,5 +1,5 @@
 /*
- * test_model_asym.c -- the asymptotic method (src/model/asym.c, nfast.c)
+ * test_model_asym.c -- the asymptotic method (src/model/sigma/asym.c, src/model/nbound/nfast.c)
  * against the exact renewal pass and the O(N) scans (docs/models.md 3b).
  *
  * Every comparison is at 1e-9 relative, the method's promise; the
@@ -19,8 +19,7 @@
 #include <cmocka.h>
 
 #include "filter_util.h"
-#include "model/model_internal.h"
-#include "model/nbounded_internal.h"
+#include "model_nbound.h"
 #include "model_util.h"
 #include "rbf_model.h"
 

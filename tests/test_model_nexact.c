@@ -1,5 +1,5 @@
 /*
- * test_model_nexact.c -- the fast exact N-bounded rates (src/model/nexact.c,
+ * test_model_nexact.c -- the fast exact N-bounded rates (src/model/nbound/nexact.c,
  * docs/models.md 3b "Exact N-bounded rates, fast") against the propagated
  * chain (method exact) and a brute-force dense chain.
  *
@@ -21,8 +21,7 @@
 #include <cmocka.h>
 
 #include "filter_util.h"
-#include "model/model_internal.h"
-#include "model/nbounded_internal.h"
+#include "model_nbound.h"
 #include "model_brute.h"
 #include "model_util.h"
 #include "rbf_model.h"

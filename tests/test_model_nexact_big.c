@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "model/nbounded_internal.h"
+#include "model_nbound.h"
 #include "model_util.h"
 #include "rbf_model.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_plan_blocked.c -- the blocked planners (src/model/blocked.c) against
+ * test_plan_blocked.c -- the blocked planners (src/plan/plan_blocked.c) against
  * slower, independent searches:
  *
  *  1. rbf_plan_blocked_memory (a mean-field guess, then Newton/secant on the
@@ -32,7 +32,7 @@
 #include <cmocka.h>
 
 #include "filter_util.h"
-#include "model/blocked_internal.h"
+#include "plan_internal.h"
 #include "rbf_model.h"
 
 static int shrunk(void)

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
+#include "plan_internal.h"
 #include "rbf_alloc.h"
 
 typedef struct {

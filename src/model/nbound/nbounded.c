@@ -19,56 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
-#include "nbounded_internal.h"
+#include "model_nbound.h"
 #include "rbf_alloc.h"
-
-/* ---- the f_w sequence f_w(0), f_w(1), ... in O(1) per term */
-
-void rbf__fw_iter_init(fw_iter *it, uint64_t bits, unsigned hashes)
-{
-    it->bits = bits;
-    it->hashes = hashes;
-    it->L = bits > 1 ? (double)hashes * log1p(-1.0 / (double)bits) : 0.0;
-    it->a = bits > 1 ? -expm1(it->L) : 1.0; /* 1 - q, q = (1 - 1/M)^k */
-    it->q = 1.0 - it->a;
-    it->i = 0;
-    it->z = 1.0;
-    it->y = 0.0;
-}
-
-static inline double ipow(double x, unsigned e)
-{
-    double r = 1.0;
-    while (e) {
-        if (e & 1u)
-            r *= x;
-        x *= x;
-        e >>= 1;
-    }
-    return r;
-}
-
-double rbf__fw_iter_next(fw_iter *it)
-{
-    double f;
-    if (it->bits <= 1)
-        f = it->i == 0 ? 0.0 : 1.0;
-    else {
-        if ((it->i & 63) == 0 && it->i) {
-            /* resynchronise: the recurrences below drift by ~1 ulp a step */
-            double t = (double)it->i * it->L;
-            it->z = exp(t);
-            it->y = -expm1(t);
-        }
-        f = ipow(it->y, it->hashes);
-        /* y_{i+1} = 1 - q^{i+1} = y_i + q^i (1 - q): a sum of positive terms */
-        it->y += it->z * it->a;
-        it->z *= it->q;
-    }
-    it->i++;
-    return model_clamp01(f);
-}
 
 /* ---- the window of the distribution of B */
 
@@ -538,20 +490,17 @@ static double bdist_mean_rho_k(const bdist *d, double *w)
  * quantity).  If `curve` is not NULL it receives N rows; `last` receives
  * row N.  Progress units: one per message of each of the two
  * propagations. */
-static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model_n_result *curve,
-                         rbf_model_n_result *last)
+/* The paper's N-bounded rates f_w, f_o, f_a at N (last) or at every
+ * n <= N (curve): a scan of f_w, or Euler-Maclaurin for one value at
+ * large N. */
+static int nb_bounds(const rbf_model_params *p, uint64_t N, rbf_model_n_result *curve,
+                     rbf_model_n_result *last)
 {
-    int rc = rbf__model_check_params(p);
-    if (rc)
-        return rc;
-    if (messages < 1 || (!curve && !last))
-        return RBF_EINVAL;
-    const uint64_t M = p->bits, N = messages;
+    const uint64_t M = p->bits;
     const unsigned k = p->hashes;
     rbf_model_n_result row;
     memset(&row, 0, sizeof row);
-
-    /* the paper's bounds (f_w(n) is the rate of the message after n) */
+    /* f_w(n) is the rate of the message after n */
     fw_iter it;
     rbf__fw_iter_init(&it, M, k);
     model_sum so, sr;
@@ -589,6 +538,77 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
             dst->f_a = row.f_a;
         }
     }
+    return RBF_OK;
+}
+
+/* The real user's rates by the propagated chain: steps conditioned on
+ * setting a bit (heavy: a message at a time by its kernel table). */
+static int nb_real_chain(const rbf_model_params *p, uint64_t N, int heavy,
+                         rbf_model_n_result *curve, rbf_model_n_result *last)
+{
+    const uint64_t M = p->bits;
+    const unsigned k = p->hashes;
+    double (*const mean_rho)(const bdist *, double *) = heavy ? bdist_mean_rho_k : bdist_mean_rho;
+    bdist d;
+    int rc;
+    /* exact real user: steps conditioned on setting a bit.  Row c (N =
+     * c + 1) takes the false positives at B'_0 .. B'_c and E[rho(B'_{c+1})],
+     * the rate at the end of such a cycle */
+    rc = bdist_init(&d, M, k, (p->hashing == RBF_NON_COLLIDING));
+    if (rc)
+        return rc;
+    model_sum sfp;
+    msum_init(&sfp);
+    int inf = 0;
+    for (uint64_t c = 0; c < N; c++) {
+        if ((c & 0xff) == 0 && c && model_progress(p, N + c, 2 * N)) {
+            bdist_free(&d);
+            return RBF_ECANCELED;
+        }
+        if (!inf) {
+            double w;
+            (void)mean_rho(&d, &w);
+            if (isinf(w))
+                inf = 1; /* mass on a full filter: every new message is a false positive */
+            else
+                msum_add(&sfp, w);
+        }
+        double E = msum_get(&sfp);
+        double v = inf ? 1.0 : model_clamp01(E / ((double)(c + 1) + E));
+        if (!inf && (rc = heavy ? bdist_message_k(&d, 1) : bdist_message_cond(&d)) != RBF_OK) {
+            bdist_free(&d);
+            return rc;
+        }
+        /* the next row's first call reads the same law: only where used */
+        double rw = inf ? 1.0 : curve || c + 1 == N ? mean_rho(&d, NULL) : 0.0;
+        if (curve) {
+            curve[c].exact_real = v;
+            curve[c].exact_real_worst = rw;
+        }
+        if (last && (c + 1 == N || (inf && !curve))) {
+            last->exact_real = v;
+            last->exact_real_worst = rw;
+        }
+        if (inf && !curve)
+            break; /* from here on every new message is a false positive */
+    }
+    bdist_free(&d);
+    return RBF_OK;
+}
+
+static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model_n_result *curve,
+                         rbf_model_n_result *last)
+{
+    int rc = rbf__model_check_params(p);
+    if (rc)
+        return rc;
+    if (messages < 1 || (!curve && !last))
+        return RBF_EINVAL;
+    const uint64_t M = p->bits, N = messages;
+    const unsigned k = p->hashes;
+    /* the paper's bounds */
+    if ((rc = nb_bounds(p, N, curve, last)) != RBF_OK)
+        return rc;
 
     /* exact worst and oracle: one value above RBF_MODEL_AUTO_EXACT_BITS
      * bits or messages, or where the propagation would cost more than
@@ -650,7 +670,7 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
                     return RBF_OK;
                 }
             }
-            /* any load: the potentials of the fill chain (nexact.c) */
+            /* any load: the potentials of the fill chain (nreal.c) */
             double rr, rw;
             const int force = chain_cost > RBF__NB_CHAIN_MAX ? 2 : chain_cost > RBF__NB_CHAIN_SOFT;
             rc = rbf__nreal_fast_ex(p, N, force, &rr, NULL, &rw);
@@ -661,7 +681,7 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
                 last->exact_real_worst = rw;
                 return RBF_OK;
             }
-            goto real_user;
+            return nb_real_chain(p, N, heavy, curve, last);
         }
     }
     rc = bdist_init(&d, M, k, (p->hashing == RBF_NON_COLLIDING));
@@ -701,50 +721,7 @@ static int nbounded_core(const rbf_model_params *p, uint64_t messages, rbf_model
         *last = curve[N - 1];
     bdist_free(&d);
 
-real_user:
-    /* exact real user: steps conditioned on setting a bit.  Row c (N =
-     * c + 1) takes the false positives at B'_0 .. B'_c and E[rho(B'_{c+1})],
-     * the rate at the end of such a cycle */
-    rc = bdist_init(&d, M, k, (p->hashing == RBF_NON_COLLIDING));
-    if (rc)
-        return rc;
-    model_sum sfp;
-    msum_init(&sfp);
-    int inf = 0;
-    for (uint64_t c = 0; c < N; c++) {
-        if ((c & 0xff) == 0 && c && model_progress(p, N + c, 2 * N)) {
-            bdist_free(&d);
-            return RBF_ECANCELED;
-        }
-        if (!inf) {
-            double w;
-            (void)mean_rho(&d, &w);
-            if (isinf(w))
-                inf = 1; /* mass on a full filter: every new message is a false positive */
-            else
-                msum_add(&sfp, w);
-        }
-        double E = msum_get(&sfp);
-        double v = inf ? 1.0 : model_clamp01(E / ((double)(c + 1) + E));
-        if (!inf && (rc = heavy ? bdist_message_k(&d, 1) : bdist_message_cond(&d)) != RBF_OK) {
-            bdist_free(&d);
-            return rc;
-        }
-        /* the next row's first call reads the same law: only where used */
-        double rw = inf ? 1.0 : curve || c + 1 == N ? mean_rho(&d, NULL) : 0.0;
-        if (curve) {
-            curve[c].exact_real = v;
-            curve[c].exact_real_worst = rw;
-        }
-        if (last && (c + 1 == N || (inf && !curve))) {
-            last->exact_real = v;
-            last->exact_real_worst = rw;
-        }
-        if (inf && !curve)
-            break; /* from here on every new message is a false positive */
-    }
-    bdist_free(&d);
-    return RBF_OK;
+    return nb_real_chain(p, N, heavy, curve, last);
 }
 
 int rbf_model_nbounded(const rbf_model_params *p, uint64_t messages, rbf_model_n_result *out)

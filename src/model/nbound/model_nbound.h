@@ -1,15 +1,21 @@
 /*
- * nbounded_internal.h -- the f_w sequence iterator shared by nbounded.c and
- * the planner (plan.c).  Internal to src/model/.
+ * model_nbound.h -- the N-bounded rates (src/model/nbound/): the f_w
+ * sequence (fw.c), f_o and f_a by Euler-Maclaurin (nfast.c), the fast
+ * exact worst/oracle rates (nexact.c), the real user's chain on a full
+ * filter (nfull.c), the real user's rate by the fill chain's potentials
+ * (nreal.c) and the propagated chains with the public entry points
+ * (nbounded.c).  Files call only down this list.  Built on the
+ * sigma-bounded module (the asymptotic prefix).  Internal to the models and
+ * the planner.
  */
-#ifndef RBF_NBOUNDED_INTERNAL_H
-#define RBF_NBOUNDED_INTERNAL_H
+#ifndef RBF_MODEL_NBOUND_H
+#define RBF_MODEL_NBOUND_H
 
 #include <stdint.h>
 
-#include "rbf_model.h"
+#include "model_sigma.h"
 
-/* f_w(0), f_w(1), ... in O(1) each (two recurrences, resynchronised with
+/* fw.c: f_w(0), f_w(1), ... in O(1) each (two recurrences, resynchronised with
  * exp/expm1 every 64 terms, so the relative error stays ~1e-14). */
 typedef struct fw_iter {
     uint64_t bits;
@@ -55,7 +61,7 @@ extern int rbf__nb_chain_only;
  * is at most this (nbounded.c): within half of it, relative. */
 #define RBF__NEXACT_REAL_RMAX 1e-10
 
-/* exact_real at any load by the potentials of the fill chain (nexact.c):
+/* exact_real at any load by the potentials of the fill chain (nreal.c):
  * returns 1 when not applicable or its error estimate is above 2e-10
  * (*real and *relerr are still written when it could compute them).
  * worst (may be NULL): also E[rho(B'_N)], the real user's rate at the end
@@ -78,12 +84,16 @@ int rbf__nreal_fast_ex(const rbf_model_params *p, uint64_t N, int force, double 
 #define RBF__NB_CHAIN_MAX 3e9
 
 /* *lp = log P(B'_c = M): the real user's chain on a full filter after c
- * bit-setting messages, by a WKB/Bahadur-Rao estimate (nexact.c); 0 when c
+ * bit-setting messages, by a WKB/Bahadur-Rao estimate (nfull.c); 0 when c
  * is at or past the mean number of steps to a full filter.  Returns a
  * status (RBF_ENOMEM, RBF_EINVAL). */
 int rbf__nreal_full_logp(const rbf_model_params *p, uint64_t c, double *lp);
 
 /* E[rho(B_n)] alone by the fast evaluator (tests), *relerr its estimate. */
 double rbf__nexact_term(const rbf_model_params *p, uint64_t n, double *relerr);
+
+/* Gauss-Legendre nodes per panel of the fast N-bounded sums (nexact.c,
+ * nreal.c, nfull.c). */
+#define NX_GL 20
 
 #endif

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "model_internal.h"
+#include "model_core.h"
 
 void rbf_model_params_init(rbf_model_params *p)
 {
@@ -188,5 +188,71 @@ static void gauss_legendre_compute(unsigned n, double *x, double *w)
         x[i] = -z;
         x[n - 1 - i] = z;
         w[i] = w[n - 1 - i] = 2.0 / ((1.0 - z * z) * dp * dp);
+    }
+}
+
+/* ---- harmonic sums */
+
+/* H_x - ln x - gamma, asymptotic, x >= 32: error < 1e-16 relative to H */
+static double harm_tail(double x)
+{
+    double r = 1.0 / x, r2 = r * r;
+    return 0.5 * r - r2 * (1.0 / 12.0 - r2 * (1.0 / 120.0 - r2 / 252.0));
+}
+
+/* H_n - H_m for n >= m */
+double rbf__harm_diff(uint64_t n, uint64_t m)
+{
+    if (n <= m)
+        return 0.0;
+    model_sum s;
+    msum_init(&s);
+    if (n - m <= 64) {
+        for (uint64_t j = n; j > m; j--)
+            msum_add(&s, 1.0 / (double)j);
+        return msum_get(&s);
+    }
+    uint64_t mm = m;
+    while (mm < 32 && mm < n) {
+        mm++;
+        msum_add(&s, 1.0 / (double)mm);
+    }
+    if (mm < n) {
+        double dn = (double)n, dm = (double)mm;
+        msum_add(&s, log1p((dn - dm) / dm));
+        msum_add(&s, harm_tail(dn) - harm_tail(dm));
+    }
+    return msum_get(&s);
+}
+
+/* ---- the one-message step distribution */
+
+void rbf__model_step_dist(uint64_t bits, unsigned hashes, int non_colliding, uint64_t i, double *out)
+{
+    /* out[d] = P(one message from i bits sets exactly d new bits), built
+     * hash by hash: hash q stays with probability x_q(i+d). */
+    memset(out, 0, (hashes + 1) * sizeof *out);
+    out[0] = 1.0;
+    const double M = (double)bits;
+    for (unsigned q = 0; q < hashes; q++) {
+        for (unsigned d = q + 1;; d--) {
+            uint64_t lv = i + d;
+            double stay = 0.0, up = 0.0;
+            if (d <= q && lv < bits) {
+                double x = non_colliding ? (lv >= q ? (double)(lv - q) / (M - (double)q) : 0.0)
+                                         : (double)lv / M;
+                stay = out[d] * x;
+            } else if (d <= q) {
+                stay = out[d]; /* a full filter: every hash lands on a set bit */
+            }
+            if (d >= 1 && lv - 1 < bits) {
+                double mv = non_colliding ? (double)(bits - (lv - 1)) / (M - (double)q)
+                                          : (double)(bits - (lv - 1)) / M;
+                up = out[d - 1] * mv;
+            }
+            out[d] = stay + up;
+            if (d == 0)
+                break;
+        }
     }
 }

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
-#include "nbounded_internal.h"
+#include "model_nbound.h"
+
 
 #define NFAST_DIRECT 4096
 #define NFAST_GL 20

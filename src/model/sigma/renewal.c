@@ -1,5 +1,6 @@
 /*
- * fast.c -- the renewal pass of MODEL.md 3: every sigma at once in O(kM).
+ * renewal.c -- the renewal pass of MODEL.md 3, the exact sigma-bounded
+ * method: every sigma at once in O(kM).
  *
  * Let the filter fill with no threshold, one hash at a time, and let
  * v(b, p) be the expected number of times the process has b bits set just
@@ -24,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
+#include "model_sigma.h"
 #include "rbf_alloc.h"
 
 int rbf__model_pass_init(model_pass *ps, uint64_t bits, unsigned hashes, int non_colliding)
@@ -184,130 +185,4 @@ double rbf__model_pass_fp(const model_pass *ps, int retaining)
     if (!(den > 0.0))
         return 0.0;
     return model_clamp01(msum_get(&ps->sum_gr) / den);
-}
-
-void rbf__model_pass_save(const model_pass *ps, model_pass_state *st)
-{
-    st->b = ps->b;
-    st->sum_g = ps->sum_g;
-    st->sum_g1 = ps->sum_g1;
-    st->sum_gr = ps->sum_gr;
-    memcpy(st->u, ps->u, ps->hashes * sizeof *ps->u);
-}
-
-void rbf__model_pass_restore(model_pass *ps, const model_pass_state *st)
-{
-    ps->b = st->b;
-    ps->sum_g = st->sum_g;
-    ps->sum_g1 = st->sum_g1;
-    ps->sum_gr = st->sum_gr;
-    memcpy(ps->u, st->u, ps->hashes * sizeof *ps->u);
-}
-
-/* Check the sigma-bounded parameters: the common ones, 1 <= sigma < M, and
- * for retaining sigma >= k (a retained message may set k bits in the fresh
- * filter; below that the retaining filter is not sigma-bounded). */
-static int check_sigma(const rbf_model_params *p, uint64_t sigma)
-{
-    int rc = rbf__model_check_params(p);
-    if (rc)
-        return rc;
-    if (sigma < 1 || sigma >= p->bits)
-        return RBF_EINVAL;
-    if ((p->recycle == RBF_RETAINING) && sigma < p->hashes)
-        return RBF_EINVAL;
-    return RBF_OK;
-}
-
-/* Progress is reported every this many levels (a power of two). */
-#define PASS_PROGRESS_EVERY ((uint64_t)1 << 16)
-
-int rbf_model_sigma(const rbf_model_params *p, uint64_t sigma, rbf_model_sigma_result *out)
-{
-    int rc = check_sigma(p, sigma);
-    if (rc)
-        return rc;
-    if (!out)
-        return RBF_EINVAL;
-    if (p->method == RBF_MODEL_PAPER) {
-        double fp, en0;
-        rc = rbf__model_paper_sigma(p, sigma, &fp, &en0, NULL);
-        if (rc)
-            return rc;
-        out->fp = fp;
-        out->expected_messages = en0;
-        return RBF_OK;
-    }
-    if (rbf__model_use_asym(p)) {
-        double fp, en0;
-        rc = rbf__model_sigma_asym(p, sigma, &fp, &en0, NULL);
-        if (rc <= 0) {
-            if (rc == 0) {
-                out->fp = fp;
-                out->expected_messages = en0;
-            }
-            return rc;
-        }
-    }
-    model_pass ps;
-    rc = rbf__model_pass_init(&ps, p->bits, p->hashes, (p->hashing == RBF_NON_COLLIDING));
-    if (rc)
-        return rc;
-    for (uint64_t b = 0; b <= sigma; b++) {
-        if ((b & (PASS_PROGRESS_EVERY - 1)) == 0 && b && model_progress(p, b, sigma + 1)) {
-            rbf__model_pass_free(&ps);
-            return RBF_ECANCELED;
-        }
-        rbf__model_pass_step(&ps);
-    }
-    out->fp = rbf__model_pass_fp(&ps, (p->recycle == RBF_RETAINING));
-    out->expected_messages = ps.en0;
-    rbf__model_pass_free(&ps);
-    return RBF_OK;
-}
-
-int rbf_model_sigma_curve(const rbf_model_params *p, uint64_t sigma_max, double *fp, double *en0)
-{
-    int rc = rbf__model_check_params(p);
-    if (rc)
-        return rc;
-    if (sigma_max >= p->bits)
-        return RBF_EINVAL;
-    model_pass ps;
-    rc = rbf__model_pass_init(&ps, p->bits, p->hashes, (p->hashing == RBF_NON_COLLIDING));
-    if (rc)
-        return rc;
-    for (uint64_t b = 0; b <= sigma_max; b++) {
-        if ((b & (PASS_PROGRESS_EVERY - 1)) == 0 && b && model_progress(p, b, sigma_max + 1)) {
-            rbf__model_pass_free(&ps);
-            return RBF_ECANCELED;
-        }
-        rbf__model_pass_step(&ps);
-        if (fp)
-            fp[b] = rbf__model_pass_fp(&ps, (p->recycle == RBF_RETAINING));
-        if (en0)
-            en0[b] = ps.en0;
-    }
-    rbf__model_pass_free(&ps);
-    if (p->method == RBF_MODEL_PAPER) {
-        /* The paper's method has no curve: one O(k^2 sigma) solve per
-         * point.  Points where the model is undefined (sigma = 0; retaining
-         * with sigma < k) keep the renewal formula's value from above. */
-        rbf_model_sigma_result r;
-        rbf_model_params q = *p;
-        q.progress = NULL;
-        for (uint64_t s = 1; s <= sigma_max; s++) {
-            if (model_progress(p, s, sigma_max + 1))
-                return RBF_ECANCELED;
-            if (check_sigma(&q, s) != RBF_OK)
-                continue;
-            if ((rc = rbf_model_sigma(&q, s, &r)) != RBF_OK)
-                return rc;
-            if (fp)
-                fp[s] = r.fp;
-            if (en0)
-                en0[s] = r.expected_messages;
-        }
-    }
-    return RBF_OK;
 }

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "fn_trace_internal.h"
-#include "model_internal.h"
+#include "model_cycles.h"
 #include "rbf_alloc.h"
 
 /* splitmix64: the cycle draws */

@@ -1,5 +1,7 @@
 /*
- * twophase.c -- the two-phase sigma-bounded model (MODEL.md 3, paper IV-G).
+ * twophase.c -- the two-phase sigma-bounded model (MODEL.md 3, paper IV-G):
+ * the frozen filter's rate and the two-phase curve by the renewal pass
+ * (one sigma: rates.c).
  *
  * Each of the two filters has M' bits.  The frozen filter holds the state
  * from which the previous cycle ended: F_i is proportional to
@@ -16,38 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
+#include "model_sigma.h"
 #include "rbf_alloc.h"
-
-void rbf__model_step_dist(uint64_t bits, unsigned hashes, int non_colliding, uint64_t i, double *out)
-{
-    /* out[d] = P(one message from i bits sets exactly d new bits), built
-     * hash by hash: hash q stays with probability x_q(i+d). */
-    memset(out, 0, (hashes + 1) * sizeof *out);
-    out[0] = 1.0;
-    const double M = (double)bits;
-    for (unsigned q = 0; q < hashes; q++) {
-        for (unsigned d = q + 1;; d--) {
-            uint64_t lv = i + d;
-            double stay = 0.0, up = 0.0;
-            if (d <= q && lv < bits) {
-                double x = non_colliding ? (lv >= q ? (double)(lv - q) / (M - (double)q) : 0.0)
-                                         : (double)lv / M;
-                stay = out[d] * x;
-            } else if (d <= q) {
-                stay = out[d]; /* a full filter: every hash lands on a set bit */
-            }
-            if (d >= 1 && lv - 1 < bits) {
-                double mv = non_colliding ? (double)(bits - (lv - 1)) / (M - (double)q)
-                                          : (double)(bits - (lv - 1)) / M;
-                up = out[d - 1] * mv;
-            }
-            out[d] = stay + up;
-            if (d == 0)
-                break;
-        }
-    }
-}
 
 double rbf__model_frozen_rate(uint64_t bits, unsigned hashes, int non_colliding, int retaining,
                          uint64_t sigma, const double *gwin)
@@ -80,67 +52,6 @@ double rbf__model_frozen_rate(uint64_t bits, unsigned hashes, int non_colliding,
     rbf__free(dist);
     double den = msum_get(&f);
     return den > 0.0 ? model_clamp01(msum_get(&fr) / den) : 0.0;
-}
-
-int rbf_model_two_phase(const rbf_model_params *p, uint64_t sigma, rbf_model_two_phase_result *out)
-{
-    int rc = rbf__model_check_params(p);
-    if (rc)
-        return rc;
-    if (!out || sigma < 1 || sigma >= p->bits || ((p->recycle == RBF_RETAINING) && sigma < p->hashes))
-        return RBF_EINVAL;
-    double f1, en0, ff;
-    if (p->method == RBF_MODEL_PAPER) {
-        rc = rbf__model_paper_sigma(p, sigma, &f1, &en0, &ff);
-        if (rc)
-            return rc;
-    } else if (rbf__model_use_asym(p) &&
-               (rc = rbf__model_sigma_asym(p, sigma, &f1, &en0, &ff)) <= 0) {
-        if (rc)
-            return rc;
-    } else {
-        const unsigned k = p->hashes;
-        model_pass ps;
-        rc = rbf__model_pass_init(&ps, p->bits, k, (p->hashing == RBF_NON_COLLIDING));
-        if (rc)
-            return rc;
-        double *ring = rbf__calloc(k, sizeof *ring); /* g_b at b % k */
-        double *gwin = rbf__calloc(k, sizeof *gwin);
-        if (!ring || !gwin) {
-            rbf__free(ring);
-            rbf__free(gwin);
-            rbf__model_pass_free(&ps);
-            return RBF_ENOMEM;
-        }
-        for (uint64_t b = 0; b <= sigma; b++) {
-            if ((b & 0xffff) == 0 && b && model_progress(p, b, sigma + 1)) {
-                rbf__free(ring);
-                rbf__free(gwin);
-                rbf__model_pass_free(&ps);
-                return RBF_ECANCELED;
-            }
-            rbf__model_pass_step(&ps);
-            ring[b % k] = ps.g;
-        }
-        for (unsigned t = 0; t < k; t++) {
-            uint64_t i1 = sigma + 1 + t; /* i + k */
-            gwin[t] = i1 >= k ? ring[(i1 - k) % k] : 0.0;
-        }
-        f1 = rbf__model_pass_fp(&ps, (p->recycle == RBF_RETAINING));
-        en0 = ps.en0;
-        ff = rbf__model_frozen_rate(p->bits, k, (p->hashing == RBF_NON_COLLIDING), (p->recycle == RBF_RETAINING), sigma, gwin);
-        rbf__free(ring);
-        rbf__free(gwin);
-        rbf__model_pass_free(&ps);
-        if (ff < 0.0)
-            return RBF_ENOMEM;
-    }
-    out->fp_active = f1;
-    out->fp_frozen = ff;
-    /* 1 - (1-a)(1-b) = a + b - ab, written without cancellation */
-    out->fp = model_clamp01(f1 + ff * (1.0 - f1));
-    out->expected_messages = en0;
-    return RBF_OK;
 }
 
 int rbf_model_two_phase_curve(const rbf_model_params *p, uint64_t sigma_max,

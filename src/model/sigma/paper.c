@@ -1,7 +1,7 @@
 /*
  * paper.c -- the paper's own method for the sigma-bounded model (paper
  * sections IV-C to IV-G), kept as an independent second implementation of
- * the renewal pass in fast.c: tests hold the two equal, and the benchmark
+ * the renewal pass in renewal.c: tests hold the two equal, and the benchmark
  * compares their speed.
  *
  * 1. Transition probabilities tau_k(i, j) of one message from i to j bits,
@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
+#include "model_sigma.h"
 #include "rbf_alloc.h"
 
 typedef struct paper_ctx {

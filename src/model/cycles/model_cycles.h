@@ -1,0 +1,56 @@
+/*
+ * model_cycles.h -- cycle lengths, forgetting and false negatives
+ * (src/model/cycles/): the cycle object and its bounds (cycles.c), the
+ * cycle-length laws (laws.c), forgetting at one gap (forget.c), the
+ * false-negative model (fn.c) and the recycling policies (policy.c).
+ * Internal to the models and the planner.
+ */
+#ifndef RBF_MODEL_CYCLES_H
+#define RBF_MODEL_CYCLES_H
+
+#include "model_nbound.h"
+
+#define CYC_TINY 1e-28
+#define CYC_LOST 1e-13
+#define CYC_MAX_LEN ((uint64_t)1 << 26)
+#define CYC_MAX_CONV ((uint64_t)1 << 17) /* two-phase convolution is O(len^2) */
+
+/* ---- laws.c: the cycle-length laws (see there) */
+int rbf__cyc_sigma_pmf(const rbf_model_params *p, uint64_t sigma, uint64_t nmax, double *pmf,
+                     double *phi, double *rend, double *lost);
+double *rbf__cyc_step_table(const rbf_model_params *p, uint64_t bmax);
+int rbf__cyc_nreal_marginal(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
+                          double *efp, double *rhoF);
+int rbf__cyc_nreal_joint(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
+                       uint64_t F, double *out, double *phi, double *lost);
+
+/* ---- cycles.c: the spec check and an in-place prefix sum */
+int rbf__cyc_check_spec(const rbf_model_params *p, const rbf_model_cycle_spec *s);
+void rbf__cyc_cumsum(double *x, uint64_t n);
+
+/* ---- forget.c: a Chernoff bound on P(B_n > sigma), B_n the set bits after n
+ * messages of k hashes in M = p->bits (sigma + 1 < M). */
+double rbf__model_fill_tail_bound(const rbf_model_params *p, uint64_t n, uint64_t sigma);
+/* ... and on P(B_n <= sigma), the lower tail. */
+double rbf__model_fill_low_bound(const rbf_model_params *p, uint64_t n, uint64_t sigma);
+/* forget.c: rbf_model_forget(c, g, RBF_MODEL_FROM_TICK, 0) of the
+ * sigma-bounded cycles of p (phases 1 or 2) lies in [*lo, *hi]: bounds in
+ * O(k sigma + g) from E[L] and both Chernoff bounds on the fill (on 4096
+ * blocks past g = 2^17); with `exact` and g <= 2^17, unless they are within
+ * 1e-12 relative, the value itself (*lo = *hi) from the cycle-length law
+ * up to g + 1 only (sigma + 1 < M). */
+int rbf__model_forget_sigma(const rbf_model_params *p, uint64_t sigma, unsigned phases,
+                            uint64_t g, double *lo, double *hi, int exact);
+/* Its two halves, for a caller that decides between them (plan_fn.c): the
+ * bounds, with E[L] in *mean; the value from the law (g <= 2^17), given E[L]. */
+int rbf__model_forget_bounds(const rbf_model_params *p, uint64_t sigma, unsigned phases,
+                             uint64_t g, double *mean, double *lo, double *hi);
+int rbf__model_forget_law(const rbf_model_params *p, uint64_t sigma, unsigned phases, uint64_t g,
+                          double mean, double *out);
+/* ---- cycles.c: the cycle object's tables for fn.c: P(L = n) and phil[j] =
+ * P(L > j and the cycle's (j+1)-th tick is a false positive), n, j =
+ * 0..len, and the frozen filter's rate. */
+void rbf__model_cycles_tables(const rbf_model_cycles *c, const double **pmf, const double **phil,
+                              uint64_t *len, double *rho_frozen);
+
+#endif
