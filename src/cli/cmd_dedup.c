@@ -25,10 +25,10 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <pthread.h>
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "dedup.h"
 #include "dedup_remote.h"
 #include "fields.h"
 #include "rbf.h"
@@ -41,8 +41,6 @@
 #define DEDUP_BATCH 1024
 /* Initial input buffer and fixed output buffer: 1 MiB each. */
 #define DEDUP_IOBUF ((size_t)1 << 20)
-#define DEDUP_DEFAULT_MEMORY ((uint64_t)64 << 20)
-#define DEDUP_DEFAULT_FP 0.001
 
 /* ---- output */
 
@@ -450,584 +448,143 @@ static int dedup_fd(dedup_run *r, int fd, const char *name)
 
 /* ---- sizing */
 
-/* The filter is planned at its true size: the planner's default method
- * (RBF_MODEL_AUTO) answers in well under a second at any memory up to
- * 2^44 bits (docs/models.md 3b). */
-
-typedef struct dedup_sizing {
-    int ok;                /* 1: planned; 0: no feasible plan; -1: out of memory */
-    unsigned hashes;
-    uint64_t sigma;        /* per filter (per half for two phases) */
-    double fp;             /* the model's average rate at the plan */
-    double expected_lines; /* per cycle */
-} dedup_sizing;
-
-/* Plan a flat filter of `bits` total bits for average rate eps. */
-static void plan_flat(uint64_t bits, double eps, unsigned phases, int progress, dedup_sizing *out)
-{
-    rbf_plan_options po;
-    rbf_plan_options_init(&po);
-    if (progress)
-        po.progress = cli_progress_cb;
-    rbf_plan plan;
-    if (progress)
-        cli_progress_begin("rbf dedup: planning", 0);
-    int rc = rbf_plan_memory(bits, eps, &po, &plan);
-    if (progress)
-        cli_progress_end();
-    memset(out, 0, sizeof *out);
-    if (rc == RBF_ENOMEM) {
-        out->ok = -1;
-        return;
-    }
-    if (rc < 0)
-        return;
-    const rbf_plan_choice *ch = phases == 2 ? &plan.two_phase : &plan.sigma_bounded;
-    if (!ch->feasible || ch->sigma == 0 || ch->hashes == 0)
-        return;
-    out->ok = 1;
-    out->hashes = ch->hashes;
-    out->sigma = ch->sigma;
-    out->fp = ch->fp;
-    out->expected_lines = ch->expected_messages;
-}
-
-/* Plan a one-phase blocked filter (bits a multiple of 512) by the blocked
- * planner. */
-static void plan_blocked(uint64_t bits, double eps, dedup_sizing *out)
-{
-    rbf_plan_options po;
-    rbf_plan_options_init(&po);
-    rbf_plan_choice ch;
-    memset(out, 0, sizeof *out);
-    int rc = rbf_plan_blocked_memory(bits, eps, &po, &ch);
-    if (rc == RBF_ENOMEM) {
-        out->ok = -1;
-        return;
-    }
-    if (rc < 0 || !ch.feasible || ch.sigma == 0 || ch.hashes == 0)
-        return;
-    out->ok = 1;
-    out->hashes = ch.hashes;
-    out->sigma = ch.sigma;
-    out->fp = ch.fp;
-    out->expected_lines = ch.expected_messages;
-}
-
-typedef struct blocked_job {
-    uint64_t bits;
-    double eps;
-    dedup_sizing sz;
-} blocked_job;
-
-static void *blocked_thread(void *arg)
-{
-    blocked_job *j = arg;
-    plan_blocked(j->bits, j->eps, &j->sz);
-    return NULL;
-}
-
-/* The default layout: blocked (sized by the blocked planner) when its
- * lines per cycle at the target rate are within 5% of the flat plan's in
- * the same memory, flat otherwise.  Two phases: flat (the library has no
- * blocked two-phase planner).  The two plans run side by side. */
-#define DEDUP_BLOCKED_WITHIN 0.95
-
-typedef struct layout_choice {
-    uint64_t bytes;
-    double eps;
-    unsigned phases;
-    int decided;       /* the plans below were made */
-    int given;         /* --layout: -1 not given, 0 flat, 1 blocked */
-    int blocked;       /* the choice */
-    int have_blocked;  /* blk was planned */
-    dedup_sizing flat, blk;
-    uint64_t blk_bits;
-} layout_choice;
-
-static void choose_layout(layout_choice *lc)
-{
-    uint64_t bits = lc->bytes * 8;
-    lc->decided = 1;
-    lc->blocked = 0;
-    lc->have_blocked = 0;
-    lc->blk_bits = bits - bits % 512;
-    if (lc->phases == 2 || lc->blk_bits == 0) {
-        plan_flat(bits, lc->eps, lc->phases, 1, &lc->flat);
-        return;
-    }
-    blocked_job job = {.bits = lc->blk_bits, .eps = lc->eps};
-    pthread_t th;
-    int threaded = pthread_create(&th, NULL, blocked_thread, &job) == 0;
-    plan_flat(bits, lc->eps, 1, !threaded, &lc->flat);
-    if (threaded)
-        pthread_join(th, NULL);
-    else
-        plan_blocked(job.bits, job.eps, &job.sz);
-    lc->blk = job.sz;
-    lc->have_blocked = 1;
-    if (lc->blk.ok == 1 &&
-        (lc->flat.ok != 1 ||
-         lc->blk.expected_lines >= DEDUP_BLOCKED_WITHIN * lc->flat.expected_lines))
-        lc->blocked = 1;
-}
-
-static int choose_layout_cb(void *ctx)
-{
-    layout_choice *lc = ctx;
-    choose_layout(lc);
-    if (lc->flat.ok < 0 || lc->blk.ok < 0) {
-        cli_fail(CMD, "out of memory while planning");
-        return -1;
-    }
-    return lc->blocked;
-}
-
-static void print_plans(const layout_choice *lc)
-{
-    if (!lc->decided)
-        return;
-    if (lc->flat.ok == 1)
-        fprintf(stderr, "flat plan: k %u, sigma %" PRIu64 ", %.6g lines per cycle, fp %.9g\n",
-                lc->flat.hashes, lc->flat.sigma, lc->flat.expected_lines, lc->flat.fp);
-    else
-        fprintf(stderr, "flat plan: none reaches the target\n");
-    if (!lc->have_blocked)
-        fprintf(stderr, "blocked plan: none (%s)\n",
-                lc->phases == 2 ? "no blocked two-phase planner" : "memory under one block");
-    else if (lc->blk.ok == 1)
-        fprintf(stderr,
-                "blocked plan: k %u, sigma %" PRIu64 ", %.6g lines per cycle, fp %.9g (%.4g of "
-                "the flat plan's lines per cycle)\n",
-                lc->blk.hashes, lc->blk.sigma, lc->blk.expected_lines, lc->blk.fp,
-                lc->flat.ok == 1 ? lc->blk.expected_lines / lc->flat.expected_lines : NAN);
-    else
-        fprintf(stderr, "blocked plan: none reaches the target\n");
-    if (lc->given >= 0)
-        fprintf(stderr, "layout: %s (given by --layout; the planners would choose %s)\n",
-                lc->given ? "blocked" : "flat", lc->blocked ? "blocked" : "flat");
-    else
-        fprintf(stderr,
-                "layout chosen: %s (blocked when within 5%% of the flat plan's lines per cycle)\n",
-                lc->blocked ? "blocked" : "flat");
-}
-
-/* ---- options */
-
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-            "Usage: rbf dedup [OPTIONS] [FILE...]\n"
-            "\n"
-            "Write each line of the FILEs (or standard input; '-' is standard input) that\n"
-            "has not been seen before, in order, using a fixed amount of memory: a\n"
-            "recycling Bloom filter sized by the planner for a target average\n"
-            "false-positive rate.  A false positive drops a new line; a recycle forgets\n"
-            "old lines, so a repeat far enough apart may come back.\n"
-            "\n"
-            "The filter:\n"
-            "  --memory SIZE     filter memory (default 64MiB); suffixes K M G (x1000^n),\n"
-            "                    KiB MiB GiB (x1024^n), optional B\n"
-            "  --fp EPS          target average false-positive rate, 0 < EPS < 1\n"
-            "                    (default 0.001): the chance that a new line is dropped\n"
-            "  --phases 1|2      1: one filter (default); 2: two halves, the frozen half\n"
-            "                    keeps recent lines across a recycle\n"
-            "  --seed S          hash seed, for a reproducible run (default: random)\n"
-            "  --layout L        flat or blocked (all k bits of a line in one 64-byte\n"
-            "                    block: a few times faster, a somewhat higher rate).\n"
-            "                    Default: blocked, sized by the blocked planner, when its\n"
-            "                    lines per cycle at EPS are within 5%% of the flat plan's\n"
-            "                    in the same memory, else flat (always flat with\n"
-            "                    --phases 2).  Blocked memory is rounded down to a\n"
-            "                    multiple of 64 bytes (128 with --phases 2)\n"
-            "\n"
-            "A shared filter (one for many processes and hosts, in Redis):\n"
-            "  --redis URL       use the rbf Redis module's filter (docs/redis.md) instead\n"
-            "                    of a local one: redis://[user[:password]@]host:port[/db]\n"
-            "                    or unix:///path/to/socket (rediss:// is not supported).\n"
-            "                    The password may come from the environment variable\n"
-            "                    RBF_REDIS_AUTH instead, to keep it out of ps\n"
-            "  --key NAME        the filter's key (required with --redis).  It is created\n"
-            "                    on first use (RBF.RESERVE from --memory --fp --phases\n"
-            "                    --layout --seed; several processes may race, one filter\n"
-            "                    results), or used as it is, with a warning on stderr when\n"
-            "                    its configuration differs from those options\n"
-            "  --on-error MODE   fail (default): a lost server is an error (exit 1, the\n"
-            "                    lines of unanswered batches are not written); pass: write\n"
-            "                    lines unfiltered while the server is down, say so once on\n"
-            "                    stderr, and reconnect every second\n"
-            "\n"
-            "Keys (what makes two lines the same; the whole line is always written):\n"
-            "  --field N         field N (from 1) of the line, as awk's $N\n"
-            "  --delimiter C     the field separator, one byte (default: runs of blanks,\n"
-            "                    leading ones ignored, as awk; ' ' is that default too);\n"
-            "                    \\t, \\0 and \\\\ are accepted\n"
-            "  --json-field PATH the value at a dotted PATH (a.b.c) of a JSON object per\n"
-            "                    line: a string's decoded content, or any other value's\n"
-            "                    compact JSON text.  Invalid JSON or no such path is a\n"
-            "                    missing field\n"
-            "  --missing MODE    empty (default): a missing field is the empty key, as in\n"
-            "                    awk; keep: write every line without the field\n"
-            "\n"
-            "Output and records:\n"
-            "  --repeated        write the lines already seen instead (awk 'seen[$0]++':\n"
-            "                    every repeat, not one per group as uniq -d)\n"
-            "  -0, --null        records end in NUL, not newline (find -print0)\n"
-            "  --stats           print counts, the configuration, both plans and the\n"
-            "                    model's predicted false-positive rate on stderr (with\n"
-            "                    --redis: the server's RBF.INFO)\n"
-            "  --trace-recycles  print 'recycle N line L written W' on stderr at each\n"
-            "                    recycle (L: input line that triggered it; slower; local)\n"
-            "  --help            this help\n"
-            "\n"
-            "On a terminal, a progress line (lines, MB/s, recycles) is shown on stderr\n"
-            "while files are read; never when stderr is not a terminal.\n"
-            "\n"
-            "Bytes: a line ends after '\\n'; its key is the line without that '\\n' ('\\r' is\n"
-            "kept, so CRLF and LF lines differ); NUL and any other byte are data; a last\n"
-            "line without '\\n' is written as it came.  An unreadable FILE is reported and\n"
-            "skipped, and the exit status is then 1 (as with cat).\n"
-            "\n"
-            "Examples:\n"
-            "  rbf dedup --memory 256MiB access.log > unique.log\n"
-            "  tail -F events | rbf dedup --fp 1e-6 --phases 2\n"
-            "  rbf dedup --field 2 --delimiter , orders.csv\n"
-            "  rbf dedup --json-field request.id events.jsonl\n"
-            "  RBF_REDIS_AUTH=secret rbf dedup --redis redis://dedup.lan:6379 --key events\n"
-            "\n"
-            "Exit status: 0 success, 1 runtime failure, 2 usage error.\n");
-}
-
-enum {
-    OPT_MEMORY = 256,
-    OPT_FP,
-    OPT_PHASES,
-    OPT_SEED,
-    OPT_STATS,
-    OPT_TRACE,
-    OPT_HELP,
-    OPT_LAYOUT,
-    OPT_REDIS,
-    OPT_KEY,
-    OPT_ON_ERROR,
-    OPT_FIELD,
-    OPT_DELIM,
-    OPT_JSON,
-    OPT_MISSING,
-    OPT_REPEATED,
-};
-
-static const struct option longopts[] = {
-    {"memory", required_argument, NULL, OPT_MEMORY},
-    {"fp", required_argument, NULL, OPT_FP},
-    {"phases", required_argument, NULL, OPT_PHASES},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"layout", required_argument, NULL, OPT_LAYOUT},
-    {"stats", no_argument, NULL, OPT_STATS},
-    {"trace-recycles", no_argument, NULL, OPT_TRACE},
-    {"redis", required_argument, NULL, OPT_REDIS},
-    {"key", required_argument, NULL, OPT_KEY},
-    {"on-error", required_argument, NULL, OPT_ON_ERROR},
-    {"field", required_argument, NULL, OPT_FIELD},
-    {"delimiter", required_argument, NULL, OPT_DELIM},
-    {"json-field", required_argument, NULL, OPT_JSON},
-    {"missing", required_argument, NULL, OPT_MISSING},
-    {"repeated", no_argument, NULL, OPT_REPEATED},
-    {"null", no_argument, NULL, '0'},
-    {"help", no_argument, NULL, OPT_HELP},
-    {NULL, 0, NULL, 0},
-};
-
-static void print_stats(const dedup_run *r, const rbf_config *cfg, uint64_t bytes,
-                        const dedup_sizing *sz, int blocked_model)
-{
-    rbf_stats st;
-    rbf_get_stats(r->filter, &st);
-    fprintf(stderr,
-            "lines read: %" PRIu64 "\n"
-            "lines written: %" PRIu64 "\n"
-            "recycles: %" PRIu64 "\n",
-            r->lines_read, r->lines_written, st.cycles);
-    if (cfg->phases == 2)
-        fprintf(stderr, "bits set: %" PRIu64 " active, %" PRIu64 " frozen, of %" PRIu64
-                        " per half\n",
-                st.bits_set, st.frozen_bits_set, st.bits);
-    else
-        fprintf(stderr, "bits set: %" PRIu64 " of %" PRIu64 "\n", st.bits_set, st.bits);
-    fprintf(stderr,
-            "memory: %" PRIu64 " bytes (%" PRIu64 " bits, %u phase%s, %s layout)\n"
-            "hashes: %u\n"
-            "sigma: %" PRIu64 "\n"
-            "seed: %" PRIu64 "\n"
-            "expected lines per cycle: %.6g\n"
-            "predicted fp: %.9g%s\n",
-            bytes, cfg->bits, cfg->phases, cfg->phases == 2 ? "s" : "",
-            cli_layout_name(cfg->layout == RBF_LAYOUT_BLOCKED), cfg->hashes, cfg->sigma,
-            cfg->seed, sz->expected_lines, sz->fp,
-            cfg->layout == RBF_LAYOUT_BLOCKED
-                ? (blocked_model ? " (the blocked planner's model)"
-                                 : " (the flat layout's model: the blocked layout's "
-                                   "rate is somewhat higher)")
-                : "");
-}
-
-/* --delimiter: one byte, or \t \0 \\ escapes. */
-static int parse_delim(const char *s, int *out)
-{
-    if (s[0] && !s[1]) {
-        *out = (unsigned char)s[0];
-        return 0;
-    }
-    if (s[0] == '\\' && s[1] && !s[2]) {
-        switch (s[1]) {
-        case 't': *out = '\t'; return 0;
-        case '0': *out = '\0'; return 0;
-        case '\\': *out = '\\'; return 0;
-        default: break;
-        }
-    }
-    return -1;
-}
-
 static int is_regular(int fd)
 {
     struct stat sb;
     return fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
-int cmd_dedup(int argc, char **argv)
+static void run_free(dedup_run *r)
 {
-    uint64_t bytes = DEDUP_DEFAULT_MEMORY, seed = 0, phases = 1, field = 0;
-    double eps = DEDUP_DEFAULT_FP;
-    int have_seed = 0, stats = 0, trace = 0, blocked = 0, layout_given = 0;
-    int sep = RBF_FIELD_BLANKS, have_delim = 0, missing_keep = 0, repeated = 0, nul = 0;
-    int on_error_pass = 0;
-    const char *url = NULL, *key = NULL, *json_path = NULL;
-    const char *err;
+    rbf_free(r->filter);
+    dedup_remote_close(r->remote);
+    free(r->out.buf);
+    free(r->buf);
+    free(r->karena);
+    free(r);
+}
 
-    cli_getopt_reset();
-    int c, rc;
-    while ((c = getopt_long(argc, argv, ":0", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_MEMORY:
-            if ((rc = cli_opt_bytes(CMD, "--memory", optarg, &bytes)))
-                return rc;
-            break;
-        case OPT_FP:
-            if ((rc = cli_opt_prob(CMD, "--fp", optarg, &eps)))
-                return rc;
-            break;
-        case OPT_PHASES:
-            if (cli_parse_uint(optarg, 1, 2, &phases, &err) < 0)
-                return cli_bad_value(CMD, "--phases", optarg, NULL, "1 or 2");
-            break;
-        case OPT_SEED:
-            if ((rc = cli_opt_uint(CMD, "--seed", optarg, 0, UINT64_MAX, &seed)))
-                return rc;
-            have_seed = 1;
-            break;
-        case OPT_LAYOUT:
-            if ((rc = cli_opt_layout(CMD, optarg, &blocked)))
-                return rc;
-            layout_given = 1;
-            break;
-        case OPT_REDIS: url = optarg; break;
-        case OPT_KEY:
-            if (!*optarg)
-                return cli_usage(CMD, "--key: the key name is empty");
-            key = optarg;
-            break;
-        case OPT_ON_ERROR:
-            if (!strcmp(optarg, "pass"))
-                on_error_pass = 1;
-            else if (!strcmp(optarg, "fail"))
-                on_error_pass = 0;
-            else
-                return cli_bad_value(CMD, "--on-error", optarg, NULL, "fail or pass");
-            break;
-        case OPT_FIELD:
-            if ((rc = cli_opt_uint(CMD, "--field", optarg, 1, INT32_MAX, &field)))
-                return rc;
-            break;
-        case OPT_DELIM:
-            if (parse_delim(optarg, &sep) < 0)
-                return cli_bad_value(CMD, "--delimiter", optarg, NULL,
-                                     "one byte (or \\t, \\0, \\\\)");
-            have_delim = 1;
-            break;
-        case OPT_JSON:
-            if (!*optarg || optarg[0] == '.' || optarg[strlen(optarg) - 1] == '.' ||
-                strstr(optarg, ".."))
-                return cli_bad_value(CMD, "--json-field", optarg, NULL,
-                                     "a dotted path of names, as a.b.c");
-            json_path = optarg;
-            break;
-        case OPT_MISSING:
-            if (!strcmp(optarg, "keep"))
-                missing_keep = 1;
-            else if (!strcmp(optarg, "empty"))
-                missing_keep = 0;
-            else
-                return cli_bad_value(CMD, "--missing", optarg, NULL, "empty or keep");
-            break;
-        case OPT_REPEATED: repeated = 1; break;
-        case '0': nul = 1; break;
-        case OPT_STATS: stats = 1; break;
-        case OPT_TRACE: trace = 1; break;
-        case OPT_HELP:
-            usage(stdout);
-            return cli_finish_stdout(CMD);
-        default:
-            return cli_bad_option(CMD, argc, argv, longopts);
-        }
-    }
-    if (have_delim && !field)
-        return cli_usage(CMD, "--delimiter needs --field N");
-    if (field && json_path)
-        return cli_usage(CMD, "--field and --json-field exclude each other");
-    if (missing_keep && !field && !json_path)
-        return cli_usage(CMD, "--missing needs --field or --json-field");
-    if (url && !key)
-        return cli_usage(CMD, "--redis needs --key NAME");
-    if (key && !url)
-        return cli_usage(CMD, "--key needs --redis URL");
-    if (on_error_pass && !url)
-        return cli_usage(CMD, "--on-error needs --redis URL");
-    if (url && trace)
-        return cli_usage(CMD, "--trace-recycles is for a local filter, not --redis");
-    if (url && layout_given && blocked && phases == 2)
-        return cli_usage(CMD, "--redis: a blocked two-phase filter cannot be planned by the "
-                              "server (docs/redis.md); use --layout flat or --phases 1");
-
+/* A run with its buffers, set from the options; NULL when out of memory. */
+static dedup_run *run_new(const dedup_opts *o)
+{
     dedup_run *r = calloc(1, sizeof *r);
     if (!r)
-        return cli_fail(CMD, "out of memory");
+        return NULL;
     r->out.fd = STDOUT_FILENO;
     r->out.cap = DEDUP_IOBUF;
     r->out.buf = malloc(r->out.cap);
     r->cap = DEDUP_IOBUF;
     r->buf = malloc(r->cap);
-    r->trace_recycles = trace;
-    r->repeated = repeated;
-    r->rs = nul ? '\0' : '\n';
-    r->field = field;
-    r->sep = sep;
-    r->json_path = json_path;
-    r->missing_keep = missing_keep;
+    r->trace_recycles = o->trace;
+    r->repeated = o->repeated;
+    r->rs = o->nul ? '\0' : '\n';
+    r->field = o->field;
+    r->sep = o->sep;
+    r->json_path = o->json_path;
+    r->missing_keep = o->missing_keep;
     if (!r->out.buf || !r->buf) {
-        free(r->out.buf);
-        free(r->buf);
-        free(r);
-        return cli_fail(CMD, "out of memory");
+        run_free(r);
+        return NULL;
     }
+    return r;
+}
 
-    layout_choice lc = {.bytes = bytes, .eps = eps, .phases = (unsigned)phases,
-                        .given = layout_given ? blocked : -1};
-    rbf_config cfg;
-    dedup_sizing sz = {0};
-    int blocked_model = 0;
-    if (url) {
-        dedup_remote_opts ro = {.url = url,
-                                .key = key,
-                                .bytes = bytes,
-                                .eps = eps,
-                                .phases = (unsigned)phases,
-                                .layout = layout_given ? blocked : -1,
-                                .have_seed = have_seed,
-                                .seed = seed,
-                                .on_error_pass = on_error_pass,
-                                .repeated = repeated,
-                                .choose_layout = choose_layout_cb,
-                                .ctx = &lc};
-        rc = dedup_remote_open(&ro, &r->remote);
-        if (rc != 0) {
-            free(r->out.buf);
-            free(r->buf);
-            free(r);
-            return rc;
-        }
-    } else {
-        /* Size the filter.  Without --layout, both planners decide it; a
-         * blocked filter is sized by the blocked planner (one phase) or the
-         * flat plan (two phases: there is no blocked two-phase planner),
-         * its bits per filter in whole 512-bit blocks. */
-        if (!layout_given) {
-            choose_layout(&lc);
-            blocked = lc.blocked;
-        }
-        uint64_t bits = bytes * 8;
-        if (blocked) {
-            uint64_t unit = 512 * (uint64_t)phases;
-            bits -= bits % unit;
-            if (bits == 0) {
-                free(r->out.buf);
-                free(r->buf);
-                free(r);
-                return cli_usage(CMD,
-                                 "--memory: the blocked layout needs at least %" PRIu64 " bytes",
-                                 unit / 8);
-            }
-            bytes = bits / 8;
-        }
-        if (lc.decided)
-            sz = blocked ? lc.blk : lc.flat;
-        else if (blocked && phases == 1)
-            plan_blocked(bits, eps, &sz);
-        else
-            plan_flat(bits, eps, (unsigned)phases, 1, &sz);
-        blocked_model = blocked && phases == 1;
-        if (sz.ok != 1) {
-            free(r->out.buf);
-            free(r->buf);
-            free(r);
-            if (sz.ok < 0)
-                return cli_fail(CMD, "out of memory while planning a filter of %" PRIu64 " bytes",
-                                bytes);
-            return cli_fail(CMD,
-                            "the planner finds no %s filter of %" PRIu64 " bytes for an average "
-                            "false-positive rate of %g: give more --memory or a larger --fp",
-                            phases == 2 ? "two-phase" : "one-phase", bytes, eps);
-        }
-        rbf_config_init(&cfg); /* draws a random seed from the OS */
-        cfg.bits = bits;
-        cfg.hashes = sz.hashes;
-        cfg.sigma = sz.sigma;
-        cfg.phases = (unsigned)phases;
-        cfg.layout = blocked ? RBF_LAYOUT_BLOCKED : RBF_LAYOUT_FLAT;
-        if (have_seed)
-            cfg.seed = seed;
-        const char *why = NULL;
-        rc = rbf_config_check(&cfg, &why);
-        if (rc == RBF_OK)
-            rc = rbf_new(&cfg, &r->filter);
-        if (rc != RBF_OK) {
-            free(r->out.buf);
-            free(r->buf);
-            free(r);
-            if (why)
-                return cli_fail(CMD,
-                                "no workable filter in %" PRIu64 " bytes (k=%u, sigma=%" PRIu64
-                                ": %s): give more --memory or a larger --fp",
-                                bytes, cfg.hashes, cfg.sigma, why);
-            return cli_fail(CMD, "cannot allocate a filter of %" PRIu64 " bytes: %s", bytes,
-                            rbf_strerror(rc));
-        }
-    }
+/* The shared filter of a Redis server: 0, or the exit status. */
+static int open_remote(const dedup_opts *o, dedup_run *r, layout_choice *lc)
+{
+    dedup_remote_opts ro = {.url = o->url,
+                            .key = o->key,
+                            .bytes = o->bytes,
+                            .eps = o->eps,
+                            .phases = (unsigned)o->phases,
+                            .layout = o->layout_given ? o->blocked : -1,
+                            .have_seed = o->have_seed,
+                            .seed = o->seed,
+                            .on_error_pass = o->on_error_pass,
+                            .repeated = o->repeated,
+                            .choose_layout = dedup_choose_layout_cb,
+                            .ctx = lc};
+    return dedup_remote_open(&ro, &r->remote);
+}
 
-    int tty = isatty(STDERR_FILENO) && getenv("RBF_NO_PROGRESS") == NULL;
-    r->t0 = r->t_last = cli_wall_seconds();
-    int status = CLI_EXIT_OK;
-    int stop = 0, failed = 0;
-    if (optind >= argc) {
-        r->progress = tty && is_regular(STDIN_FILENO);
-        int rr = dedup_fd(r, STDIN_FILENO, "standard input");
-        if (rr < 0)
-            stop = 1;
-        if (rr == -2)
-            failed = 1;
-        if (rr != 0 && rr != -1)
-            status = CLI_EXIT_FAIL;
+/* The local filter, sized.  Without --layout, both planners decide it; a
+ * blocked filter is sized by the blocked planner (one phase) or the flat
+ * plan (two phases: there is no blocked two-phase planner), its bits per
+ * filter in whole 512-bit blocks.  0, or the exit status. */
+static int open_local(dedup_opts *o, dedup_run *r, layout_choice *lc, rbf_config *cfg,
+                      dedup_sizing *sz, int *blocked_model)
+{
+    int blocked = o->blocked;
+    if (!o->layout_given) {
+        dedup_choose_layout(lc);
+        blocked = lc->blocked;
     }
+    uint64_t bits = o->bytes * 8, phases = o->phases;
+    if (blocked) {
+        uint64_t unit = 512 * phases;
+        bits -= bits % unit;
+        if (bits == 0)
+            return cli_usage(CMD, "--memory: the blocked layout needs at least %" PRIu64 " bytes",
+                             unit / 8);
+        o->bytes = bits / 8;
+    }
+    if (lc->decided)
+        *sz = blocked ? lc->blk : lc->flat;
+    else if (blocked && phases == 1)
+        dedup_plan_blocked(bits, o->eps, sz);
+    else
+        dedup_plan_flat(bits, o->eps, (unsigned)phases, 1, sz);
+    *blocked_model = blocked && phases == 1;
+    if (sz->ok != 1) {
+        if (sz->ok < 0)
+            return cli_fail(CMD, "out of memory while planning a filter of %" PRIu64 " bytes",
+                            o->bytes);
+        return cli_fail(CMD,
+                        "the planner finds no %s filter of %" PRIu64 " bytes for an average "
+                        "false-positive rate of %g: give more --memory or a larger --fp",
+                        phases == 2 ? "two-phase" : "one-phase", o->bytes, o->eps);
+    }
+    rbf_config_init(cfg); /* draws a random seed from the OS */
+    cfg->bits = bits;
+    cfg->hashes = sz->hashes;
+    cfg->sigma = sz->sigma;
+    cfg->phases = (unsigned)phases;
+    cfg->layout = blocked ? RBF_LAYOUT_BLOCKED : RBF_LAYOUT_FLAT;
+    if (o->have_seed)
+        cfg->seed = o->seed;
+    const char *why = NULL;
+    int rc = rbf_config_check(cfg, &why);
+    if (rc == RBF_OK)
+        rc = rbf_new(cfg, &r->filter);
+    if (rc == RBF_OK)
+        return 0;
+    if (why)
+        return cli_fail(CMD,
+                        "no workable filter in %" PRIu64 " bytes (k=%u, sigma=%" PRIu64
+                        ": %s): give more --memory or a larger --fp",
+                        o->bytes, cfg->hashes, cfg->sigma, why);
+    return cli_fail(CMD, "cannot allocate a filter of %" PRIu64 " bytes: %s", o->bytes,
+                    rbf_strerror(rc));
+}
+
+/* One input: 0 to go on, 1 to stop; *status and *failed updated. */
+static int run_input(dedup_run *r, int fd, const char *name, int tty, int *status, int *failed)
+{
+    r->progress = tty && is_regular(fd);
+    int rr = dedup_fd(r, fd, name);
+    if (rr == -2)
+        *failed = 1;
+    if (rr != 0 && rr != -1)
+        *status = CLI_EXIT_FAIL;
+    return rr < 0;
+}
+
+/* Every input (the files named, or standard input), then the last lines. */
+static int run_inputs(dedup_run *r, int argc, char **argv, int tty, int *failed)
+{
+    int status = CLI_EXIT_OK, stop = 0;
+    if (optind >= argc)
+        stop = run_input(r, STDIN_FILENO, "standard input", tty, &status, failed);
     for (int i = optind; i < argc && !stop; i++) {
         const char *name = argv[i];
         int fd;
@@ -1042,26 +599,45 @@ int cmd_dedup(int argc, char **argv)
                 continue;
             }
         }
-        r->progress = tty && is_regular(fd);
-        int rr = dedup_fd(r, fd, name);
+        stop = run_input(r, fd, name, tty, &status, failed);
         if (fd != STDIN_FILENO)
             close(fd);
-        if (rr < 0)
-            stop = 1;
-        if (rr == -2)
-            failed = 1;
-        if (rr != 0 && rr != -1)
-            status = CLI_EXIT_FAIL;
     }
     if (!stop) {
-        int rr = flush_all(r);
-        if (rr == -2) {
-            failed = 1;
+        if (flush_all(r) == -2) {
+            *failed = 1;
             status = CLI_EXIT_FAIL;
         }
     } else if (!r->out.closed && !r->out.failed) {
         out_flush(&r->out);
     }
+    return status;
+}
+
+int cmd_dedup(int argc, char **argv)
+{
+    dedup_opts o;
+    int rc = dedup_parse_options(argc, argv, &o);
+    if (rc != DEDUP_GO_ON)
+        return rc;
+    dedup_run *r = run_new(&o);
+    if (!r)
+        return cli_fail(CMD, "out of memory");
+    layout_choice lc = {.bytes = o.bytes, .eps = o.eps, .phases = (unsigned)o.phases,
+                        .given = o.layout_given ? o.blocked : -1};
+    rbf_config cfg;
+    dedup_sizing sz = {0};
+    int blocked_model = 0;
+    rc = o.url ? open_remote(&o, r, &lc) : open_local(&o, r, &lc, &cfg, &sz, &blocked_model);
+    if (rc != 0) {
+        run_free(r);
+        return rc;
+    }
+
+    int tty = isatty(STDERR_FILENO) && getenv("RBF_NO_PROGRESS") == NULL;
+    r->t0 = r->t_last = cli_wall_seconds();
+    int failed = 0;
+    int status = run_inputs(r, argc, argv, tty, &failed);
     if (tty)
         progress_draw(r, 1);
     if (r->out.failed)
@@ -1071,24 +647,20 @@ int cmd_dedup(int argc, char **argv)
                 "rbf dedup: stopped: %" PRIu64 " lines written of %" PRIu64 " read; the %" PRIu64
                 " lines of batches the server never answered were not written\n",
                 r->lines_written, r->lines_read, dedup_remote_lost(r->remote));
-    if (stats) {
+    if (o.stats) {
         if (r->remote) {
             fprintf(stderr, "lines read: %" PRIu64 "\nlines written: %" PRIu64 "\n",
                     r->lines_read, r->lines_written);
-            print_plans(&lc);
+            dedup_print_plans(&lc);
             dedup_remote_print_info(r->remote);
         } else {
-            print_stats(r, &cfg, bytes, &sz, blocked_model);
+            dedup_print_stats(r->filter, r->lines_read, r->lines_written, &cfg, o.bytes, &sz,
+                              blocked_model);
             if (!lc.decided) /* --layout was given: both plans, for comparison */
-                choose_layout(&lc);
-            print_plans(&lc);
+                dedup_choose_layout(&lc);
+            dedup_print_plans(&lc);
         }
     }
-    rbf_free(r->filter);
-    dedup_remote_close(r->remote);
-    free(r->out.buf);
-    free(r->buf);
-    free(r->karena);
-    free(r);
+    run_free(r);
     return status;
 }

@@ -15,97 +15,6 @@ static uint64_t *forget_gaps; /* --forget's gaps */
 
 static const char *const CMD = "model";
 
-static void help(void)
-{
-    printf(
-        "Usage: rbf model --bits M --hashes K (--sigma S | --messages N) [OPTIONS]\n"
-        "\n"
-        "The analytic average false-positive rate of a recycling Bloom filter\n"
-        "(count-instance: the probability that a new message is reported seen,\n"
-        "averaged over new messages), from the paper's models (docs/models.md).\n"
-        "\n"
-        "  --bits M            memory in bits (with --phases 2: the TOTAL of both\n"
-        "                      filters, each floor(M/2) bits, as in the filter API)\n"
-        "  --hashes K          hash positions per message (1 to %u)\n"
-        "  --sigma S           sigma-bounded: at most S set bits per filter; prints\n"
-        "                      fp (f_sigma^1, or f_sigma^2 with --phases 2, with\n"
-        "                      fp_active and fp_frozen) and expected_messages (E[N_0],\n"
-        "                      the messages per cycle of one filter)\n"
-        "  --messages N        N-bounded: recycle after N bit-setting messages; prints\n"
-        "                      the paper's f_w, f_o, f_a (colliding formulas) and the\n"
-        "                      exact exact_worst, exact_oracle, exact_real and\n"
-        "                      exact_real_worst (the real user's rate when it\n"
-        "                      recycles: the frozen filter's in two phases)\n"
-        "  --hashing H         colliding (default) | non-colliding\n"
-        "  --recycle R         non-retaining (default) | retaining (sigma-bounded;\n"
-        "                      retaining needs S >= K)\n"
-        "  --phases P          1 (default) | 2 (with --messages: the frozen filter holds\n"
-        "                      the previous cycle's N messages)\n"
-        "  --oracle            N-bounded: the oracle policy (recycle after N new\n"
-        "                      arrivals) instead of the real user's count\n"
-        "  --fn WORKLOAD       also the steady-state false-negative rate (fn: repeats\n"
-        "                      reported new / repeats) under uniform:P, zipf:P:S,\n"
-        "                      fading:R:L or gaps:FILE (CSV gap,probability; gaps in\n"
-        "                      arrivals since the message's previous arrival; a header\n"
-        "                      line is skipped, equal gaps add up, the probabilities\n"
-        "                      are normalised to sum 1) or trace:FILE (one message per\n"
-        "                      line, as rbf simulate: the cycle law replayed on the\n"
-        "                      trace; prints the rates over the whole trace and over\n"
-        "                      its complete cycles after the first)\n"
-        "  --arrivals A        trace:FILE: the filter starts empty at each whole window\n"
-        "                      of A arrivals (the first A, the next A, ...: rbf\n"
-        "                      simulate's epochs when A = lines / epochs)\n"
-        "  --replicas R        trace:FILE: draws of the cycle boundaries (default: as\n"
-        "                      many as about 4e7 replayed arrivals allow, 1 to 32)\n"
-        "  --new-fraction R    gaps:FILE: the fraction of arrivals that are first ones,\n"
-        "                      0 <= R < 1\n"
-        "  --forget GAPS       also the probability that a message inserted at a tick is\n"
-        "                      forgotten, and that its repeat is a false negative (not\n"
-        "                      rescued by a false positive), after each gap: G,\n"
-        "                      G1,G2,... or A:B[:STEP], gaps in ticks (new messages\n"
-        "                      since the message's arrival; at most 10000)\n"
-        "  --layout L          flat (default) | blocked: blocks of 512 bits, one per\n"
-        "                      message (M, or M/2 with --phases 2, a multiple of 512);\n"
-        "                      N-bounded prints exact_worst, exact_oracle, exact_real\n"
-        "                      (f_w, f_o, f_a are null) and messages_per_cycle_real;\n"
-        "                      sigma-bounded also messages_per_cycle (as the simulator\n"
-        "                      counts them); no --curve, no --method paper\n"
-        "  --method X          auto (default) | exact | fast | paper:\n"
-        "                      exact: the renewal pass, O(kM); N-bounded: O(N) scans\n"
-        "                      and the chain propagated hash by hash, O(N K sqrt(M)).\n"
-        "                      fast: asymptotic, milliseconds at any size, within\n"
-        "                      1e-9 of exact (docs/models.md 3b); N-bounded values its\n"
-        "                      error estimate refuses (exact_real within reach of a\n"
-        "                      whole filling, or with large K at small M) come from the\n"
-        "                      chain, stepped a whole message at a time where it is\n"
-        "                      heavy (N K sqrt(M) > 5e7; 3-8x faster than exact's,\n"
-        "                      the same values to about 1e-12).\n"
-        "                      auto: sigma-bounded exact up to 2^22 bits, fast above;\n"
-        "                      N-bounded exact where the chain is cheap (N K sqrt(M)\n"
-        "                      <= 5e7, about half a second; N and M <= 2^22), fast\n"
-        "                      above.  paper: the paper's tau/pi recursions, O(k^2 M)\n"
-        "                      per sigma\n"
-        "  --curve             CSV with a header row, one row per sigma (or N) from 1\n"
-        "                      (retaining: from K) to the value given\n"
-        "  --points P          with --curve: P rows evenly spaced over that range\n"
-        "                      instead of one per value (any size, milliseconds per\n"
-        "                      row with the fast method)\n"
-        "  --force             with --curve: write more than 10^7 rows\n"
-        "  --json              one JSON object (numbers at full precision)\n"
-        "  --help              this text\n"
-        "\n"
-        "M, S and N take the suffixes k M G T (x1000...) and Ki Mi Gi Ti (x1024...),\n"
-        "or are written 1e12 or 2^40.\n"
-        "\n"
-        "Examples:\n"
-        "  rbf model --bits 1000 --hashes 3 --sigma 300\n"
-        "  rbf model --bits 1000 --hashes 3 --sigma 200 --phases 2 --json\n"
-        "  rbf model --bits 1000 --hashes 5 --messages 100 --json\n"
-        "  rbf model --bits 64Ki --hashes 7 --sigma 32Ki --layout blocked\n"
-        "  rbf model --bits 1000 --hashes 3 --sigma 600 --curve > curve.csv\n",
-        RBF_MAX_HASHES);
-}
-
 enum { O_BITS = 256, O_HASHES, O_SIGMA, O_MESSAGES, O_HASHING, O_RECYCLE, O_PHASES, O_METHOD,
        O_CURVE, O_POINTS, O_FORCE, O_JSON, O_HELP, O_LAYOUT, O_FN, O_ORACLE, O_NEWFRAC, O_FORGET,
        O_ARRIVALS, O_REPLICAS };
@@ -611,7 +520,7 @@ static int parse_options(int argc, char **argv, opts *o, cli_model_fn_args *fa, 
             o->json = 1;
             break;
         case O_HELP:
-            help();
+            cli_model_help();
             return cli_finish_stdout(CMD);
         case O_FN:
             fa->fn = optarg;

@@ -27,6 +27,9 @@ int cli_parse_gaps(const char *s, uint64_t **out, size_t *n, const char **err);
 
 int cli_model_fn(const cli_model_fn_args *a);
 
+/* The text of rbf model --help, on standard output (cmd_model_help.c). */
+void cli_model_help(void);
+
 struct rbf_model_params;
 struct rbf_model_cycle_spec;
 /* --fn trace:FILE (cmd_model_trace.c) */

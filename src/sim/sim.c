@@ -14,7 +14,6 @@
 
 #include <gsl/gsl_cdf.h>
 
-#include "rbf_predict.h"
 #include "sim_internal.h"
 #include "rbf_alloc.h"
 
@@ -787,23 +786,5 @@ int rbf_sim_sequence(const rbf_sim_config *cfg, const uint64_t *hashes, size_t n
     }
     rbf__free(state);
     rbf__free(ids);
-    return rc;
-}
-
-/* ---- the model's prediction */
-
-int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name)
-{
-    if (!cfg || !fp)
-        return RBF_EINVAL;
-    rbf_predict_options o;
-    rbf_predict_options_init(&o);
-    o.oracle = cfg->oracle ? 1 : 0;
-    rbf_prediction pr;
-    int rc = rbf_predict(&cfg->filter, &o, &pr);
-    if (name)
-        *name = pr.name;
-    if (rc == RBF_OK)
-        *fp = pr.fp;
     return rc;
 }

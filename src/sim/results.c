@@ -1,11 +1,14 @@
 /*
- * steady.c -- the steady state of a simulation: the rates over each
- * epoch's complete cycles after the first, so that a short run is compared
- * with the steady-state models on equal terms (rbf_sim_steady_of).
+ * results.c -- what a simulation is compared with: the steady state (the
+ * rates over each epoch's complete cycles after the first, so that a short
+ * run is compared with the steady-state models on equal terms:
+ * rbf_sim_steady_of) and the models' prediction for its configuration
+ * (rbf_sim_model, through rbf_predict).
  */
 #include <string.h>
 
 #include "rbf_alloc.h"
+#include "rbf_predict.h"
 #include "rbf_sim.h"
 
 int rbf_sim_steady_of(const rbf_sim_result *r, rbf_sim_steady *out)
@@ -41,5 +44,23 @@ int rbf_sim_steady_of(const rbf_sim_result *r, rbf_sim_steady *out)
         out->has_fn = 1;
     rbf__free(fp);
     rbf__free(fn);
+    return rc;
+}
+
+/* ---- the model's prediction */
+
+int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name)
+{
+    if (!cfg || !fp)
+        return RBF_EINVAL;
+    rbf_predict_options o;
+    rbf_predict_options_init(&o);
+    o.oracle = cfg->oracle ? 1 : 0;
+    rbf_prediction pr;
+    int rc = rbf_predict(&cfg->filter, &o, &pr);
+    if (name)
+        *name = pr.name;
+    if (rc == RBF_OK)
+        *fp = pr.fp;
     return rc;
 }
