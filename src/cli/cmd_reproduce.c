@@ -1,6 +1,6 @@
 /*
  * cmd_reproduce.c -- `rbf reproduce`: regenerate the paper's figures and a
- * report whose claims table is computed from the data (issue 5).
+ * report whose claims table is computed from the data.
  *
  * This file parses the options only; the work is the reproduce module's
  * (src/repro/repro.h).

@@ -21,6 +21,7 @@
 
 #include "plan_internal.h"
 #include "rbf_alloc.h"
+#include "rbf_abi.h"
 
 void rbf_plan_options_init(rbf_plan_options *o)
 {
@@ -47,8 +48,7 @@ static int check_plan_args(double eps, const rbf_plan_options *o)
     if (o && (o->max_hashes < 1 || o->max_hashes > MODEL_MAX_HASHES ||
               (o->hashing != RBF_COLLIDING && o->hashing != RBF_NON_COLLIDING) ||
               (o->recycle != RBF_NON_RETAINING && o->recycle != RBF_RETAINING) ||
-              o->reserved_[0] || o->reserved_[1] || o->reserved_[2] || o->reserved_[3] ||
-              o->reserved_[4] || o->reserved_[5] || o->reserved_[6] || o->reserved_[7] ||
+              !RBF_RESERVED_ZERO(o) ||
               (o->method != RBF_MODEL_EXACT && o->method != RBF_MODEL_ASYMPTOTIC &&
                o->method != RBF_MODEL_AUTO)))
         return RBF_EINVAL;

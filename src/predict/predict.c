@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rbf_predict.h"
+#include "rbf_abi.h"
 
 void rbf_predict_options_init(rbf_predict_options *o)
 {
@@ -144,12 +145,10 @@ int rbf_predict(const rbf_config *cfg, const rbf_predict_options *o, rbf_predict
         out->reason = "oracle must be 0 or 1";
         return RBF_EINVAL;
     }
-    if (o)
-        for (size_t i = 0; i < sizeof o->reserved_ / sizeof o->reserved_[0]; i++)
-            if (o->reserved_[i]) {
-                out->reason = "a field this version of the library does not know is set";
-                return RBF_EINVAL;
-            }
+    if (o && !RBF_RESERVED_ZERO(o)) {
+        out->reason = "a field this version of the library does not know is set";
+        return RBF_EINVAL;
+    }
     rbf_model_params p;
     rbf_predict_params(cfg, o, &p);
     out->layout = cfg->layout == RBF_LAYOUT_BLOCKED ? RBF_LAYOUT_BLOCKED : RBF_LAYOUT_FLAT;

@@ -16,18 +16,11 @@
 
 #include "sim_internal.h"
 #include "rbf_alloc.h"
+#include "rbf_abi.h"
 
 /* ---- configuration */
 
 /* 1 if the n reserved words are all zero (the ABI policy of rbf_base.h). */
-static int reserved_zero(const uint64_t *r, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (r[i])
-            return 0;
-    return 1;
-}
-
 void rbf_sim_config_init(rbf_sim_config *cfg)
 {
     if (!cfg)
@@ -57,8 +50,7 @@ int rbf_sim_config_check(const rbf_sim_config *cfg, const char **why)
         return rc;
     }
     const rbf_sim_workload *wl = &cfg->workload;
-    if (!reserved_zero(cfg->reserved_, sizeof cfg->reserved_ / sizeof cfg->reserved_[0]) ||
-        !reserved_zero(wl->reserved_, sizeof wl->reserved_ / sizeof wl->reserved_[0]))
+    if (!RBF_RESERVED_ZERO(cfg) || !RBF_RESERVED_ZERO(wl))
         w = "a field this version of the library does not know is set (fill the "
             "configuration with rbf_sim_config_init first)";
     else if (cfg->oracle && cfg->filter.messages == 0)

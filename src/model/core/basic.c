@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "model_core.h"
+#include "rbf_abi.h"
 
 void rbf_model_params_init(rbf_model_params *p)
 {
@@ -27,9 +28,8 @@ int rbf__model_check_params(const rbf_model_params *p)
         (p->recycle != RBF_NON_RETAINING && p->recycle != RBF_RETAINING) ||
         (p->layout != 0 && p->layout != 1))
         return RBF_EINVAL;
-    for (size_t i = 0; i < sizeof p->reserved_ / sizeof p->reserved_[0]; i++)
-        if (p->reserved_[i]) /* a field this version does not know (rbf_base.h) */
-            return RBF_EINVAL;
+    if (!RBF_RESERVED_ZERO(p)) /* a field this version does not know (rbf_base.h) */
+        return RBF_EINVAL;
     if (p->method != RBF_MODEL_EXACT && p->method != RBF_MODEL_PAPER &&
         p->method != RBF_MODEL_ASYMPTOTIC && p->method != RBF_MODEL_AUTO)
         return RBF_EINVAL;

@@ -47,6 +47,7 @@
 
 #include "model_cycles.h"
 #include "rbf_alloc.h"
+#include "rbf_abi.h"
 
 struct rbf_model_cycles {
     rbf_model_params p;
@@ -123,9 +124,8 @@ int rbf__cyc_check_spec(const rbf_model_params *p, const rbf_model_cycle_spec *s
         return rc;
     if (!s || (s->phases != 1 && s->phases != 2) || (s->oracle != 0 && s->oracle != 1))
         return RBF_EINVAL;
-    for (size_t i = 0; i < sizeof s->reserved_ / sizeof s->reserved_[0]; i++)
-        if (s->reserved_[i])
-            return RBF_EINVAL;
+    if (!RBF_RESERVED_ZERO(s))
+        return RBF_EINVAL;
     if ((s->sigma == 0) == (s->messages == 0))
         return RBF_EINVAL;
     if (s->sigma) {

@@ -43,6 +43,7 @@
 
 #include "fn_gaps.h"
 #include "rbf_alloc.h"
+#include "rbf_abi.h"
 
 /* ---- the model */
 
@@ -627,9 +628,8 @@ int rbf_model_fn_with(const rbf_model_cycles *given, const rbf_model_params *p,
 {
     if (!w || !out)
         return RBF_EINVAL;
-    for (size_t i = 0; i < sizeof w->reserved_ / sizeof w->reserved_[0]; i++)
-        if (w->reserved_[i])
-            return RBF_EINVAL;
+    if (!RBF_RESERVED_ZERO(w))
+        return RBF_EINVAL;
     memset(out, 0, sizeof *out);
     rbf_model_cycles *c = NULL;
     int rc = given ? RBF_OK : rbf_model_cycles_new(p, s, &c);

@@ -25,6 +25,7 @@
 #include "fn_trace_internal.h"
 #include "model_cycles.h"
 #include "rbf_alloc.h"
+#include "rbf_abi.h"
 
 /* splitmix64: the cycle draws */
 static uint64_t tr_next(uint64_t *s)
@@ -263,9 +264,8 @@ int rbf_model_fn_trace(const rbf_model_params *p, const rbf_model_cycle_spec *s,
 {
     if (!p || !s || !t || !out || !t->ids || t->arrivals == 0 || t->distinct == 0)
         return RBF_EINVAL;
-    for (size_t i = 0; i < sizeof t->reserved_ / sizeof t->reserved_[0]; i++)
-        if (t->reserved_[i])
-            return RBF_EINVAL;
+    if (!RBF_RESERVED_ZERO(t))
+        return RBF_EINVAL;
     memset(out, 0, sizeof *out);
     const uint64_t A = t->window ? t->window : t->arrivals;
     const uint64_t nw = t->arrivals / A;
