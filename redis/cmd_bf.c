@@ -15,9 +15,7 @@
 /* BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] */
 int rr_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc < 4)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_bf_reserve, argv, argc))
+    if (rr_begin(ctx, rr_bf_reserve, argv, argc, argc < 4))
         return REDISMODULE_OK;
     rr_req q;
     rr_req_init(&q);
@@ -61,9 +59,7 @@ static long long bf_capacity(const rr_value *v)
  * RESP3 (RESP2: the flat array), one field as a one-element array. */
 int rr_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 2 && argc != 3)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_bf_info, argv, argc))
+    if (rr_begin(ctx, rr_bf_info, argv, argc, argc != 2 && argc != 3))
         return REDISMODULE_OK;
     rr_value *v;
     if (!rr_open_ready(ctx, argv[1], &v))
@@ -102,9 +98,7 @@ int rr_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 /* BF.CARD: as RedisBloom's, the items reported new (BF.INFO ITEMS). */
 int rr_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 2)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_bf_card, argv, argc))
+    if (rr_begin(ctx, rr_bf_card, argv, argc, argc != 2))
         return REDISMODULE_OK;
     RedisModuleKey *k;
     rr_value *v;

@@ -47,9 +47,7 @@ void rr_insert_items(RedisModuleCtx *ctx, rr_value *v, RedisModuleString **items
 
 int rr_cmd_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc < 2)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_cmd_reserve, argv, argc))
+    if (rr_begin(ctx, rr_cmd_reserve, argv, argc, argc < 2))
         return REDISMODULE_OK;
     RedisModuleKey *k;
     rr_value *v;
@@ -97,36 +95,28 @@ static int add_common(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, i
 
 int rr_cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 3)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_cmd_add, argv, argc))
+    if (rr_begin(ctx, rr_cmd_add, argv, argc, argc != 3))
         return REDISMODULE_OK;
     return add_common(ctx, argv, argc, REPLY_ONE, 0);
 }
 
 int rr_cmd_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc < 3)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_cmd_madd, argv, argc))
+    if (rr_begin(ctx, rr_cmd_madd, argv, argc, argc < 3))
         return REDISMODULE_OK;
     return add_common(ctx, argv, argc, REPLY_ARRAY, 0);
 }
 
 int rr_bf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 3)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_bf_add, argv, argc))
+    if (rr_begin(ctx, rr_bf_add, argv, argc, argc != 3))
         return REDISMODULE_OK;
     return add_common(ctx, argv, argc, REPLY_ONE, 1);
 }
 
 int rr_bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc < 3)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_bf_madd, argv, argc))
+    if (rr_begin(ctx, rr_bf_madd, argv, argc, argc < 3))
         return REDISMODULE_OK;
     return add_common(ctx, argv, argc, REPLY_ARRAY, 1);
 }
@@ -154,36 +144,28 @@ static int exists_common(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
 
 int rr_cmd_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 3)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_cmd_exists, argv, argc))
+    if (rr_begin(ctx, rr_cmd_exists, argv, argc, argc != 3))
         return REDISMODULE_OK;
     return exists_common(ctx, argv, argc, 0);
 }
 
 int rr_cmd_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc < 3)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_cmd_mexists, argv, argc))
+    if (rr_begin(ctx, rr_cmd_mexists, argv, argc, argc < 3))
         return REDISMODULE_OK;
     return exists_common(ctx, argv, argc, 1);
 }
 
 int rr_bf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 3)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_bf_exists, argv, argc))
+    if (rr_begin(ctx, rr_bf_exists, argv, argc, argc != 3))
         return REDISMODULE_OK;
     return exists_common(ctx, argv, argc, 0);
 }
 
 int rr_bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc < 3)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_bf_mexists, argv, argc))
+    if (rr_begin(ctx, rr_bf_mexists, argv, argc, argc < 3))
         return REDISMODULE_OK;
     return exists_common(ctx, argv, argc, 1);
 }
@@ -223,9 +205,7 @@ static int insert_existing(RedisModuleCtx *ctx, RedisModuleKey *k, rr_value *v,
 /* RBF.INSERT key [NOCREATE] [reserve options] ITEMS item... */
 int rr_cmd_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc < 4)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_cmd_insert, argv, argc))
+    if (rr_begin(ctx, rr_cmd_insert, argv, argc, argc < 4))
         return REDISMODULE_OK;
     int it = find_items(ctx, argv, argc, 2);
     if (it < 0)
@@ -260,9 +240,7 @@ int rr_cmd_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
  * ITEMS item... */
 int rr_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc < 4)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_bf_insert, argv, argc))
+    if (rr_begin(ctx, rr_bf_insert, argv, argc, argc < 4))
         return REDISMODULE_OK;
     int it = find_items(ctx, argv, argc, 2);
     if (it < 0)
@@ -318,9 +296,7 @@ int rr_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 int rr_cmd_recycle(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 2)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_cmd_recycle, argv, argc))
+    if (rr_begin(ctx, rr_cmd_recycle, argv, argc, argc != 2))
         return REDISMODULE_OK;
     RedisModuleKey *k;
     rr_value *v;
@@ -397,9 +373,7 @@ static void info_field(RedisModuleCtx *ctx, const rr_value *v, size_t i)
 
 int rr_cmd_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 2 && argc != 3)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_cmd_info, argv, argc))
+    if (rr_begin(ctx, rr_cmd_info, argv, argc, argc != 2 && argc != 3))
         return REDISMODULE_OK;
     rr_value *v;
     if (!rr_open_ready(ctx, argv[1], &v))

@@ -242,9 +242,7 @@ static rr_dump *open_dump(rr_value *v)
 
 int rr_cmd_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 3)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_cmd_scandump, argv, argc))
+    if (rr_begin(ctx, rr_cmd_scandump, argv, argc, argc != 3))
         return REDISMODULE_OK;
     long long cur;
     if (RedisModule_StringToLongLong(argv[2], &cur) != REDISMODULE_OK || cur < 0)
@@ -344,9 +342,7 @@ static int restore_begin(RedisModuleCtx *ctx, RedisModuleKey *k, rr_value **vp,
 
 int rr_cmd_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 4)
-        return RedisModule_WrongArity(ctx);
-    if (rr_wait_for_plan(ctx, rr_cmd_loadchunk, argv, argc))
+    if (rr_begin(ctx, rr_cmd_loadchunk, argv, argc, argc != 4))
         return REDISMODULE_OK;
     long long cur;
     if (RedisModule_StringToLongLong(argv[2], &cur) != REDISMODULE_OK || cur <= 0)

@@ -505,6 +505,16 @@ int rr_wait_for_plan(RedisModuleCtx *ctx, RedisModuleCmdFunc fn, RedisModuleStri
     return 1;
 }
 
+int rr_begin(RedisModuleCtx *ctx, RedisModuleCmdFunc self, RedisModuleString **argv, int argc,
+             int bad_arity)
+{
+    if (bad_arity) {
+        RedisModule_WrongArity(ctx);
+        return 1;
+    }
+    return rr_wait_for_plan(ctx, self, argv, argc);
+}
+
 void rr_cancel_plans(int db, RedisModuleString *name, const char *why)
 {
     pending *p = pending_head;

@@ -166,6 +166,11 @@ int rr_create_and_reply(RedisModuleCtx *ctx, RedisModuleString *key, const rbf_c
  * exists; 0: go on. */
 int rr_wait_for_plan(RedisModuleCtx *ctx, RedisModuleCmdFunc fn, RedisModuleString **argv,
                      int argc);
+/* The start of every command: a wrong number of arguments (bad_arity)
+ * is answered, then rr_wait_for_plan.  1: answered or waiting, the caller
+ * returns at once; 0: go on. */
+int rr_begin(RedisModuleCtx *ctx, RedisModuleCmdFunc self, RedisModuleString **argv, int argc,
+             int bad_arity);
 /* Cancel the plans of key name in db (-1: in every database), of every key
  * in db (name NULL), as DEL, RENAME, FLUSHDB or SWAPDB do. */
 void rr_cancel_plans(int db, RedisModuleString *name, const char *why);
