@@ -18,15 +18,9 @@
 #include "plan_internal.h"
 #include "rbf_alloc.h"
 
-typedef struct {
-    unsigned phases, k;
-    uint64_t sigma;
-    double en0, fp;
-} cand;
-
 static int cand_cmp(const void *a, const void *b)
 {
-    const cand *x = a, *y = b;
+    const rbf__plan_cand *x = a, *y = b;
     if (x->en0 != y->en0)
         return x->en0 < y->en0 ? 1 : -1;
     if (x->k != y->k)
@@ -34,10 +28,52 @@ static int cand_cmp(const void *a, const void *b)
     return x->phases < y->phases ? -1 : (x->phases > y->phases);
 }
 
-/* Work budget of one candidate's cycle-length law (steps of the tick
- * chain; about 1 ns each): past it, or past remember = 2^17, a candidate
- * the bounds leave open is passed over, and a winner whose bounds are not
- * tight reports its upper bound (miss_is_bound). */
+int rbf__plan_candidates(uint64_t bits, double eps, const rbf_plan_options *o,
+                         rbf__plan_cand **out, size_t *n)
+{
+    const unsigned K = o->max_hashes ? o->max_hashes : 32;
+    const int nc = o->hashing == RBF_NON_COLLIDING, ret = o->recycle == RBF_RETAINING;
+    rbf__plan_cand *cs = rbf__calloc(2 * (size_t)K, sizeof *cs);
+    if (!cs)
+        return RBF_ENOMEM;
+    size_t m = 0;
+    int rc = RBF_OK;
+    for (unsigned ph = 1; ph <= 2 && !rc; ph++) {
+        uint64_t mb = ph == 2 ? bits / 2 : bits;
+        double best = 0.0;
+        for (unsigned k = 1; k <= K; k++) {
+            int feasible = 0;
+            uint64_t sigma = 0;
+            double en0 = 0.0, fp = 0.0;
+            if ((rc = rbf__plan_sigma_k(mb, k, nc, ret, ph == 2, o->method, eps, &feasible, &sigma,
+                                        &en0, &fp)))
+                break;
+            if (!feasible)
+                continue;
+            /* capacity is unimodal in k: past the peak, a k holding less
+             * than half the best cannot win (and forgets more) */
+            if (en0 > best)
+                best = en0;
+            else if (en0 < 0.5 * best)
+                break;
+            cs[m].phases = ph;
+            cs[m].k = k;
+            cs[m].sigma = sigma;
+            cs[m].en0 = en0;
+            cs[m].fp = fp;
+            m++;
+        }
+    }
+    if (rc) {
+        rbf__free(cs);
+        return rc;
+    }
+    qsort(cs, m, sizeof *cs, cand_cmp);
+    *out = cs;
+    *n = m;
+    return RBF_OK;
+}
+
 #define RBF__FORGET_BUDGET 4e9
 
 /* need_value: out->miss must be the forgetting probability (else, in the
@@ -47,44 +83,12 @@ static int plan_at(uint64_t bits, double eps, uint64_t remember, double miss, in
 {
     memset(out, 0, sizeof *out);
     out->bits = bits;
-    const unsigned K = o->max_hashes ? o->max_hashes : 32;
     const int nc = o->hashing == RBF_NON_COLLIDING, ret = o->recycle == RBF_RETAINING;
-    cand *cs = rbf__calloc(2 * (size_t)K, sizeof *cs);
-    if (!cs)
-        return RBF_ENOMEM;
+    rbf__plan_cand *cs = NULL;
     size_t n = 0;
-    int rc = RBF_OK;
-    for (unsigned ph = 1; ph <= 2 && !rc; ph++) {
-        uint64_t m = ph == 2 ? bits / 2 : bits;
-        double best_en = 0.0;
-        for (unsigned k = 1; k <= K; k++) {
-            int feasible = 0;
-            uint64_t sigma = 0;
-            double en0 = 0.0, fp = 0.0;
-            if ((rc = rbf__plan_sigma_k(m, k, nc, ret, ph == 2, o->method, eps, &feasible, &sigma,
-                                        &en0, &fp)))
-                break;
-            if (!feasible)
-                continue;
-            /* capacity is unimodal in k: past the peak, a k holding less
-             * than half the best cannot win (and forgets more) */
-            if (en0 > best_en)
-                best_en = en0;
-            else if (en0 < 0.5 * best_en)
-                break;
-            cs[n].phases = ph;
-            cs[n].k = k;
-            cs[n].sigma = sigma;
-            cs[n].en0 = en0;
-            cs[n].fp = fp;
-            n++;
-        }
-    }
-    if (rc) {
-        rbf__free(cs);
+    int rc = rbf__plan_candidates(bits, eps, o, &cs, &n);
+    if (rc)
         return rc;
-    }
-    qsort(cs, n, sizeof *cs, cand_cmp);
     for (size_t i = 0; i < n; i++) {
         rbf_model_params p;
         rbf_model_params_init(&p);

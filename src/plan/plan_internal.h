@@ -101,4 +101,17 @@ int rbf__plan_blocked_memory_ref(uint64_t bits, double eps, const rbf_plan_optio
 int rbf__plan_blocked_memory_evals(uint64_t bits, double eps, const rbf_plan_options *o,
                                    rbf_plan_choice *out, unsigned *evals);
 
+/* The sigma-bounded choices of one and two phases at `bits` total bits
+ * whose rate is <= eps, one per (phases, k) up to the capacity peak, most
+ * messages per cycle first (smaller k, then fewer phases, on ties): what
+ * the false-negative planners (plan_fn.c, plan_trace.c) choose among.
+ * *out is released with rbf__free. */
+typedef struct {
+    unsigned phases, k;
+    uint64_t sigma;
+    double en0, fp;
+} rbf__plan_cand;
+int rbf__plan_candidates(uint64_t bits, double eps, const rbf_plan_options *o,
+                         rbf__plan_cand **out, size_t *n);
+
 #endif

@@ -15,67 +15,6 @@
 #include "plan_internal.h"
 #include "rbf_alloc.h"
 
-typedef struct {
-    unsigned phases, k;
-    uint64_t sigma;
-    double en0, fp;
-} pt_cand;
-
-static int pt_cmp(const void *a, const void *b)
-{
-    const pt_cand *x = a, *y = b;
-    if (x->en0 != y->en0)
-        return x->en0 < y->en0 ? 1 : -1;
-    if (x->k != y->k)
-        return x->k < y->k ? -1 : 1;
-    return x->phases < y->phases ? -1 : (x->phases > y->phases);
-}
-
-/* the candidates of `bits`, most messages per cycle first */
-static int pt_candidates(uint64_t bits, double eps, const rbf_plan_options *o, pt_cand **out,
-                         size_t *n)
-{
-    const unsigned K = o->max_hashes ? o->max_hashes : 32;
-    const int nc = o->hashing == RBF_NON_COLLIDING, ret = o->recycle == RBF_RETAINING;
-    pt_cand *cs = rbf__calloc(2 * (size_t)K, sizeof *cs);
-    if (!cs)
-        return RBF_ENOMEM;
-    size_t m = 0;
-    int rc = RBF_OK;
-    for (unsigned ph = 1; ph <= 2 && !rc; ph++) {
-        uint64_t mb = ph == 2 ? bits / 2 : bits;
-        double best = 0.0;
-        for (unsigned k = 1; k <= K; k++) {
-            int feasible = 0;
-            uint64_t sigma = 0;
-            double en0 = 0.0, fp = 0.0;
-            if ((rc = rbf__plan_sigma_k(mb, k, nc, ret, ph == 2, o->method, eps, &feasible, &sigma,
-                                        &en0, &fp)))
-                break;
-            if (!feasible)
-                continue;
-            if (en0 > best)
-                best = en0;
-            else if (en0 < 0.5 * best)
-                break; /* capacity is unimodal in k (plan_fn.c) */
-            cs[m].phases = ph;
-            cs[m].k = k;
-            cs[m].sigma = sigma;
-            cs[m].en0 = en0;
-            cs[m].fp = fp;
-            m++;
-        }
-    }
-    if (rc) {
-        rbf__free(cs);
-        return rc;
-    }
-    qsort(cs, m, sizeof *cs, pt_cmp);
-    *out = cs;
-    *n = m;
-    return RBF_OK;
-}
-
 /* top: try at most that many candidates (the memory search: the one
  * holding most forgets least, nearly always), 0 all */
 static int pt_at(uint64_t bits, double eps, const rbf_model_trace *t, double miss, size_t top,
@@ -83,9 +22,9 @@ static int pt_at(uint64_t bits, double eps, const rbf_model_trace *t, double mis
 {
     memset(out, 0, sizeof *out);
     out->bits = bits;
-    pt_cand *cs = NULL;
+    rbf__plan_cand *cs = NULL;
     size_t n = 0;
-    int rc = pt_candidates(bits, eps, o, &cs, &n);
+    int rc = rbf__plan_candidates(bits, eps, o, &cs, &n);
     if (rc)
         return rc;
     if (top && n > top)
