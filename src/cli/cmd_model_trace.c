@@ -15,6 +15,20 @@
 
 static const char *const CMD = "model";
 
+int cli_trace_read(const char *cmd, const char *path, uint32_t **ids, struct rbf_model_trace *t)
+{
+    memset(t, 0, sizeof *t);
+    int rc = rbf_sim_trace_read(path, ids, &t->arrivals, &t->distinct);
+    if (rc == RBF_EIO)
+        return cli_fail(cmd, "--fn trace: cannot read '%s': %s", path, strerror(errno));
+    if (rc == RBF_EINVAL)
+        return cli_usage(cmd, "--fn trace: '%s' is empty or has 2^32 - 1 distinct lines or more",
+                         path);
+    if (rc)
+        return cli_fail(cmd, "out of memory reading '%s'", path);
+    return 0;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -75,16 +89,10 @@ int cli_model_trace(const cli_model_fn_args *a, const rbf_model_params *p,
         return cli_usage(CMD, "--forget: not with --fn trace:FILE (ask it without --fn)");
     double t0 = now_s();
     rbf_model_trace t;
-    memset(&t, 0, sizeof t);
     uint32_t *ids = NULL;
-    int rc = rbf_sim_trace_read(path, &ids, &t.arrivals, &t.distinct);
-    if (rc == RBF_EIO)
-        return cli_fail(CMD, "--fn trace: cannot read '%s': %s", path, strerror(errno));
-    if (rc == RBF_EINVAL)
-        return cli_usage(CMD, "--fn trace: '%s' is empty or has 2^32 - 1 distinct lines or more",
-                         path);
+    int rc = cli_trace_read(CMD, path, &ids, &t);
     if (rc)
-        return cli_fail(CMD, "out of memory reading '%s'", path);
+        return rc;
     double t1 = now_s();
     if (a->arrivals > t.arrivals) {
         free(ids);

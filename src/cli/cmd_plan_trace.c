@@ -18,16 +18,10 @@ int cli_plan_trace(uint64_t bits, double eps, const char *path, uint64_t arrival
                    struct rbf_plan_options *o, int json)
 {
     rbf_model_trace t;
-    memset(&t, 0, sizeof t);
     uint32_t *ids = NULL;
-    int rc = rbf_sim_trace_read(path, &ids, &t.arrivals, &t.distinct);
-    if (rc == RBF_EIO)
-        return cli_fail(CMD, "--fn trace: cannot read '%s': %s", path, strerror(errno));
-    if (rc == RBF_EINVAL)
-        return cli_usage(CMD, "--fn trace: '%s' is empty or has 2^32 - 1 distinct lines or more",
-                         path);
+    int rc = cli_trace_read(CMD, path, &ids, &t);
     if (rc)
-        return cli_fail(CMD, "out of memory reading '%s'", path);
+        return rc;
     if (arrivals > t.arrivals) {
         free(ids);
         return cli_usage(CMD, "--arrivals: %llu is more than the trace's %llu lines",

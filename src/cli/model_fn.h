@@ -27,6 +27,12 @@ int cli_parse_gaps(const char *s, uint64_t **out, size_t *n, const char **err);
 
 int cli_model_fn(const cli_model_fn_args *a);
 
+/* Read --fn trace:FILE for command cmd: 0 with *ids and t's arrivals and
+ * distinct set (t otherwise zero; free(*ids) when done), or the exit
+ * status after saying what is wrong (cmd_model_trace.c). */
+struct rbf_model_trace;
+int cli_trace_read(const char *cmd, const char *path, uint32_t **ids, struct rbf_model_trace *t);
+
 /* The text of rbf model --help, on standard output (cmd_model_help.c). */
 void cli_model_help(void);
 
