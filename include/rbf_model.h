@@ -223,8 +223,17 @@ typedef struct rbf_plan {
     uint64_t reserved_[8]; /* written as zero: room for new fields (rbf_base.h) */
 } rbf_plan;
 
+/* Which policies a plan computes (rbf_plan_options.policies, 2.1): a
+ * caller that builds one kind of filter asks for that policy only, and the
+ * plan takes a fraction of the time.  Policies not asked for are written
+ * with feasible = 0. */
+#define RBF_PLAN_SIGMA_BOUNDED 1u /* sigma_bounded */
+#define RBF_PLAN_TWO_PHASE 2u     /* two_phase */
+#define RBF_PLAN_N_BOUNDED 4u     /* average_n, oracle_n and worst_case */
+#define RBF_PLAN_ALL 7u
+
 /* Planner options (rbf_plan_options_init: max_hashes 32, colliding,
- * non-retaining, no progress, RBF_MODEL_AUTO). */
+ * non-retaining, no progress, RBF_MODEL_AUTO, every policy). */
 typedef struct rbf_plan_options {
     unsigned max_hashes;
     rbf_hashing hashing;
@@ -232,7 +241,8 @@ typedef struct rbf_plan_options {
     rbf_model_progress_fn progress;
     void *progress_ctx;
     rbf_model_method method; /* RBF_MODEL_AUTO (default), _EXACT or _ASYMPTOTIC */
-    uint64_t reserved_[8];   /* zero: room for new fields (rbf_base.h) */
+    uint64_t policies;       /* 0 (every policy) or RBF_PLAN_* bits (2.1) */
+    uint64_t reserved_[7];   /* zero: room for new fields (rbf_base.h) */
 } rbf_plan_options;
 
 RBF_API void rbf_plan_options_init(rbf_plan_options *o);
@@ -255,7 +265,11 @@ RBF_API int rbf_plan_memory(uint64_t bits, double eps, const rbf_plan_options *o
 
 /* The inverse: the least memory (bits) whose sigma-bounded one-phase plan
  * holds at least `messages` messages per cycle at average rate eps; `out`
- * receives the plan at that memory. */
+ * (may be NULL) receives the plan at that memory, of the policies in
+ * o->policies.  Capacity is not monotone in memory bit by bit (a larger
+ * filter reaches the same sigma with slightly fewer messages), so the
+ * answer is a memory that holds `messages` one bit below which does not:
+ * the least one wherever capacity does not fall (docs/models.md). */
 RBF_API int rbf_plan_messages(uint64_t messages, double eps, const rbf_plan_options *o,
                                     uint64_t *bits, rbf_plan *out);
 

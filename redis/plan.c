@@ -230,6 +230,8 @@ static void plan_run(const rr_req *q, rr_plan_out *o, atomic_int *cancel)
         plan_run_blocked(q, &po, o);
         return;
     }
+    /* the one policy the filter is built with: a fraction of the time */
+    po.policies = q->phases == 2 ? RBF_PLAN_TWO_PHASE : RBF_PLAN_SIGMA_BOUNDED;
     rbf_plan pl;
     memset(&pl, 0, sizeof pl);
     uint64_t bits = q->mem_bits;

@@ -48,10 +48,54 @@ static int check_plan_args(double eps, const rbf_plan_options *o)
     if (o && (o->max_hashes < 1 || o->max_hashes > MODEL_MAX_HASHES ||
               (o->hashing != RBF_COLLIDING && o->hashing != RBF_NON_COLLIDING) ||
               (o->recycle != RBF_NON_RETAINING && o->recycle != RBF_RETAINING) ||
-              !RBF_RESERVED_ZERO(o) ||
+              (o->policies & ~(uint64_t)RBF_PLAN_ALL) != 0 || !RBF_RESERVED_ZERO(o) ||
               (o->method != RBF_MODEL_EXACT && o->method != RBF_MODEL_ASYMPTOTIC &&
                o->method != RBF_MODEL_AUTO)))
         return RBF_EINVAL;
+    return RBF_OK;
+}
+
+static uint64_t plan_policies(const rbf_plan_options *o)
+{
+    return o->policies ? o->policies : RBF_PLAN_ALL;
+}
+
+/* rbf_plan_memory, the policies of o->policies.  The capacity search
+ * hands over its own policy's answer (two: two-phase) when it has it at
+ * exactly `bits` (known, may be NULL). */
+static int plan_memory(uint64_t bits, double eps, const rbf_plan_options *o, rbf_plan *out,
+                       int two, const rbf_plan_choice *known)
+{
+    memset(out, 0, sizeof *out);
+    out->bits = bits;
+    out->target_fp = eps;
+    plan_prog pp = {o->progress, o->progress_ctx, 0, bits};
+    const unsigned K = o->max_hashes;
+    const int nc = o->hashing == RBF_NON_COLLIDING, ret = o->recycle == RBF_RETAINING;
+    const uint64_t pol = plan_policies(o);
+    int rc;
+    for (int ph = 0; ph < 2; ph++) {
+        if (!(pol & (ph ? RBF_PLAN_TWO_PHASE : RBF_PLAN_SIGMA_BOUNDED)))
+            continue;
+        rbf_plan_choice *ch = ph ? &out->two_phase : &out->sigma_bounded;
+        if (known && ph == two) {
+            *ch = *known;
+            continue;
+        }
+        const uint64_t Mf = ph ? bits / 2 : bits;
+        if ((rc = rbf__plan_sigma(Mf, eps, K, nc, ret, ph, 0.0, plan_fast(o->method, Mf), &pp, ch,
+                                  NULL, NULL, NULL)) != RBF_OK)
+            return rc;
+    }
+    if ((pol & RBF_PLAN_N_BOUNDED) &&
+        (rc = rbf__plan_nbounded(bits, eps, K, plan_fast(o->method, bits), &pp, out)) != RBF_OK)
+        return rc;
+    double base = out->worst_case.feasible ? out->worst_case.expected_messages : 0.0;
+    set_gain(&out->sigma_bounded, base);
+    set_gain(&out->average_n, base);
+    set_gain(&out->oracle_n, base);
+    set_gain(&out->worst_case, base);
+    set_gain(&out->two_phase, base);
     return RBF_OK;
 }
 
@@ -67,33 +111,121 @@ int rbf_plan_memory(uint64_t bits, double eps, const rbf_plan_options *o, rbf_pl
         return rc;
     if (!out || bits < 1)
         return RBF_EINVAL;
-    memset(out, 0, sizeof *out);
-    out->bits = bits;
-    out->target_fp = eps;
-    plan_prog pp = {o->progress, o->progress_ctx, 0, bits};
-    unsigned K = o->max_hashes;
-    if ((rc = rbf__plan_sigma(bits, eps, K, (o->hashing == RBF_NON_COLLIDING), (o->recycle == RBF_RETAINING), 0, 0.0,
-                         plan_fast(o->method, bits), &pp,
-                         &out->sigma_bounded, NULL)) != RBF_OK)
+    return plan_memory(bits, eps, o, out, 0, NULL);
+}
+
+/* The capacity search's state: one policy (two: two-phase, each filter
+ * M/2 bits), its target, and the last full search: its answer, and what it
+ * learnt of each k (memo), which prunes the k a few bits below. */
+typedef struct cap_search {
+    const rbf_plan_options *o;
+    double eps, target;
+    int two, nc, ret;
+    plan_prog pp;
+    uint64_t full_mf;          /* filter bits of the last full search (0: none) */
+    rbf_plan_choice full_choice; /* its answer */
+    plan_kmemo memo;
+} cap_search;
+
+static uint64_t filter_bits(const cap_search *cs, uint64_t M)
+{
+    return cs->two ? M / 2 : M;
+}
+
+/* The full search at M (every k): its capacity (0: none reaches eps). */
+static int cap_full(cap_search *cs, uint64_t M, double *cap)
+{
+    const uint64_t Mf = filter_bits(cs, M);
+    rbf_plan_choice ch;
+    const plan_kmemo ref = cs->memo;
+    int rc = rbf__plan_sigma(Mf, cs->eps, cs->o->max_hashes, cs->nc, cs->ret, cs->two, 0.0,
+                             plan_fast(cs->o->method, Mf), &cs->pp, &ch, NULL, &ref, &cs->memo);
+    if (rc)
         return rc;
-    if ((rc = rbf__plan_sigma(bits / 2, eps, K, (o->hashing == RBF_NON_COLLIDING), (o->recycle == RBF_RETAINING), 1, 0.0,
-                         plan_fast(o->method, bits / 2), &pp,
-                         &out->two_phase, NULL)) != RBF_OK)
+    cs->full_mf = Mf;
+    cs->full_choice = ch;
+    *cap = ch.feasible ? ch.expected_messages : 0.0;
+    return RBF_OK;
+}
+
+/* Does memory M hold the target?  k values are run only while their
+ * bound (from the memo with this margin, when margin > 0 and M is below
+ * it) reaches the target, and each stops at the target. */
+static int cap_holds(cap_search *cs, uint64_t M, double margin, int *holds)
+{
+    plan_kmemo ref = cs->memo;
+    ref.margin = margin;
+    const uint64_t Mf = filter_bits(cs, M);
+    if (Mf == cs->full_mf) {
+        *holds = cs->full_choice.feasible && cs->full_choice.expected_messages >= cs->target;
+        return RBF_OK;
+    }
+    rbf_plan_choice ch;
+    int rc = rbf__plan_sigma(Mf, cs->eps, cs->o->max_hashes, cs->nc, cs->ret, cs->two, cs->target,
+                             plan_fast(cs->o->method, Mf), &cs->pp, &ch, NULL,
+                             margin > 0.0 ? &ref : NULL, NULL);
+    if (rc)
         return rc;
-    if ((rc = rbf__plan_nbounded(bits, eps, K, plan_fast(o->method, bits), &pp, out)) != RBF_OK)
-        return rc;
-    double base = out->worst_case.feasible ? out->worst_case.expected_messages : 0.0;
-    set_gain(&out->sigma_bounded, base);
-    set_gain(&out->average_n, base);
-    set_gain(&out->oracle_n, base);
-    set_gain(&out->worst_case, base);
-    set_gain(&out->two_phase, base);
+    *holds = ch.feasible && ch.expected_messages >= cs->target;
+    return RBF_OK;
+}
+
+/* One k's capacity at M (0: infeasible). */
+static int cap_one_k(cap_search *cs, uint64_t M, unsigned k, double *cap)
+{
+    int feas = 0;
+    uint64_t sigma;
+    double en0 = 0.0, fp;
+    int rc = rbf__plan_sigma_k_prog(filter_bits(cs, M), k, cs->nc, cs->ret, cs->two, cs->o->method,
+                                    cs->eps, &cs->pp, &feas, &sigma, &en0, &fp);
+    *cap = (rc == RBF_OK && feas) ? en0 : 0.0;
+    return rc;
+}
+
+/* Proportional steps with k alone from *M (where its capacity is cap),
+ * then up by doubling steps (at most to maxm, where k is known to hold the
+ * target) to a memory where k holds the target. */
+static int cap_converge(cap_search *cs, uint64_t *Mp, unsigned k, double cap, uint64_t maxm)
+{
+    uint64_t M = *Mp;
+    int rc;
+    for (int iter = 0; iter < 8; iter++) {
+        double nm = ceil((double)M * (cs->target / cap));
+        if (nm > (double)maxm)
+            nm = (double)maxm;
+        uint64_t next = nm < 4.0 ? 4 : (uint64_t)nm;
+        if ((next > M ? next - M : M - next) <= 2)
+            break;
+        M = next;
+        if ((rc = cap_one_k(cs, M, k, &cap)) != RBF_OK)
+            return rc;
+        if (!(cap > 0.0))
+            break; /* k no longer reaches eps here: walk up */
+    }
+    for (uint64_t w = 1; cap < cs->target; w *= 2) {
+        if (M >= maxm)
+            return RBF_EINVAL; /* more than 2^56 bits */
+        M = M + w > maxm ? maxm : M + w;
+        if ((rc = cap_one_k(cs, M, k, &cap)) != RBF_OK)
+            return rc;
+    }
+    *Mp = M;
     return RBF_OK;
 }
 
 /* Least memory whose (one- or two-phase) sigma-bounded capacity reaches
- * `messages`, by a proportional search followed by bisection, assuming
- * capacity is non-decreasing in M (docs/models.md says how exact). */
+ * `messages`, assuming capacity is non-decreasing in M (docs/models.md
+ * says how exact):
+ *   1. a starting point: capacity is nearly proportional to memory, so
+ *      from the classic sizing, the k of the largest capacity bound there
+ *      and proportional steps with that k alone land within a few bits of
+ *      where it holds the target;
+ *   2. a full search there (it holds the target: its capacity is at least
+ *      that k's); if another k wins, proportional steps with that k;
+ *   3. below, "does M hold N?" by steps of doubling width, then
+ *      bisection: a k runs only if the memo's bound on its capacity there
+ *      reaches N (about one k per step), and stops once it holds N;
+ *   4. the answer's "no" one bit below, checked with a wider margin. */
 static int plan_messages_any(uint64_t messages, double eps, const rbf_plan_options *o, int two,
                              uint64_t *bits, rbf_plan *out)
 {
@@ -108,110 +240,94 @@ static int plan_messages_any(uint64_t messages, double eps, const rbf_plan_optio
     if (!bits || messages < 1 || messages > ((uint64_t)1 << 50))
         return RBF_EINVAL;
     const uint64_t MAXM = (uint64_t)1 << 56;
-    plan_prog pp = {o->progress, o->progress_ctx, 0, 1};
-    rbf_plan_choice ch;
-    double target = (double)messages;
-    /* The full capacities computed so far, per filter size: "does M hold
-     * N?" is then answered from them (a k holds N iff its capacity does:
-     * the same decision as the pass stopped at N). */
-    uint64_t memo_m[8];
-    double memo_cap[8];
-    unsigned memo_n = 0;
-#define CAP_AT(Mv, tgt, capv)                                                                     \
-    do {                                                                                          \
-        uint64_t Mf_ = two ? (Mv) / 2 : (Mv);                                                     \
-        int hit_ = 0;                                                                             \
-        for (unsigned i_ = 0; i_ < memo_n && i_ < 8; i_++)                                        \
-            if (memo_m[i_] == Mf_) {                                                              \
-                (capv) = memo_cap[i_];                                                            \
-                hit_ = 1;                                                                         \
-            }                                                                                     \
-        if (hit_)                                                                                 \
-            break;                                                                                \
-        rc = rbf__plan_sigma(Mf_, eps, o->max_hashes, (o->hashing == RBF_NON_COLLIDING), (o->recycle == RBF_RETAINING), two, (tgt),     \
-                        plan_fast(o->method, Mf_), &pp,                                           \
-                        &ch, NULL);                                                               \
-        if (rc)                                                                                   \
-            return rc;                                                                            \
-        (capv) = ch.feasible ? ch.expected_messages : 0.0;                                        \
-        if ((tgt) <= 0.0) {                                                                       \
-            memo_m[memo_n % 8] = Mf_;                                                             \
-            memo_cap[memo_n % 8] = (capv);                                                        \
-            memo_n++;                                                                             \
-        }                                                                                         \
-    } while (0)
-    /* 1. Capacity is nearly proportional to memory: from the classic
-     *    sizing M ~ N log2(1/eps)/ln 2, a few full evaluations and
-     *    proportional steps land within a few bits. */
+    cap_search cs;
+    memset(&cs, 0, sizeof cs);
+    cs.o = o;
+    cs.eps = eps;
+    cs.target = (double)messages;
+    cs.two = two;
+    cs.nc = o->hashing == RBF_NON_COLLIDING;
+    cs.ret = o->recycle == RBF_RETAINING;
+    cs.pp = (plan_prog){o->progress, o->progress_ctx, 0, 1};
+    const double target = cs.target;
+
+    /* 1. the classic sizing M ~ N log2(1/eps)/ln 2, the k of the largest
+     *    cheap bound there, and that k's capacity */
     double guess = target * log2(1.0 / eps) / log(2.0) * (two ? 2.0 : 1.0);
-    uint64_t M = guess < 2.0 ? 2 : (guess > (double)MAXM ? MAXM : (uint64_t)guess);
-    double cap;
-    for (int iter = 0; iter < 4; iter++) {
-        CAP_AT(M, 0.0, cap);
-        double nm;
-        if (cap <= 0.0)
-            nm = (double)M * 2.0;
-        else
-            nm = ceil((double)M * (target / cap));
-        if (nm > (double)MAXM)
-            nm = (double)MAXM;
-        uint64_t next = nm < 2.0 ? 2 : (uint64_t)nm;
-        if (cap > 0.0 && (next > M ? next - M : M - next) <= 2) {
-            M = next;
+    uint64_t M = guess < 4.0 ? 4 : (guess > (double)MAXM ? MAXM : (uint64_t)guess);
+    double cap = 0.0;
+    unsigned k0 = 0;
+    for (;;) {
+        k0 = rbf__plan_sigma_guess_k(filter_bits(&cs, M), eps, o->max_hashes, cs.nc, two);
+        if (k0 && (rc = cap_one_k(&cs, M, k0, &cap)) != RBF_OK)
+            return rc;
+        if (cap > 0.0)
+            break;
+        if (M >= MAXM)
+            return RBF_EINVAL; /* more than 2^56 bits */
+        M = M > MAXM / 2 ? MAXM : M * 2;
+    }
+    if ((rc = cap_converge(&cs, &M, k0, cap, MAXM)) != RBF_OK)
+        return rc;
+    /* 2. the full search at M (its capacity >= k0's >= target) */
+    if ((rc = cap_full(&cs, M, &cap)) != RBF_OK)
+        return rc;
+    while (cap < target) {
+        if (M >= MAXM)
+            return RBF_EINVAL;
+        M = M + M / 64 + 1 > MAXM ? MAXM : M + M / 64 + 1;
+        if ((rc = cap_full(&cs, M, &cap)) != RBF_OK)
+            return rc;
+    }
+    /* another k holds more here: its own proportional steps, down from M
+     * (where it holds the target), so that the walk below is short */
+    if (cs.full_choice.hashes != k0 && cap > target) {
+        uint64_t M1 = M;
+        if ((rc = cap_converge(&cs, &M1, cs.full_choice.hashes, cap, M)) != RBF_OK)
+            return rc;
+        M = M1;
+    }
+    /* 3. bracket lo < N <= hi below M, then bisect */
+    uint64_t hi = M, lo = 1;
+    int holds;
+    for (uint64_t w = 1;; w *= 2) {
+        uint64_t t = hi > w + 1 ? hi - w : 1;
+        if (t <= 1) {
+            lo = 1;
             break;
         }
-        if (next >= MAXM && M >= MAXM)
-            return RBF_EINVAL; /* more than 2^56 bits */
-        M = next;
-    }
-    /* 2. Bracket cap(lo) < N <= cap(hi) by steps of doubling width, asking
-     *    only "does M hold N?" (cheaper: the pass stops at N messages and
-     *    k values whose bound is below N are skipped); 3. bisect. */
-    uint64_t lo = 1, hi = 0;
-    CAP_AT(M, target, cap);
-    if (cap >= target) {
-        hi = M;
-        for (uint64_t w = 1;; w *= 2) {
-            uint64_t t = hi > w + 1 ? hi - w : 1;
-            if (t <= 1) {
-                lo = 1;
-                break;
-            }
-            CAP_AT(t, target, cap);
-            if (cap >= target) {
-                hi = t;
-            } else {
-                lo = t;
-                break;
-            }
-        }
-    } else {
-        lo = M;
-        for (uint64_t w = 1;; w *= 2) {
-            if (lo >= MAXM)
-                return RBF_EINVAL;
-            uint64_t t = lo + w > MAXM ? MAXM : lo + w;
-            CAP_AT(t, target, cap);
-            if (cap >= target) {
-                hi = t;
-                break;
-            }
+        if ((rc = cap_holds(&cs, t, 4.0, &holds)) != RBF_OK)
+            return rc;
+        if (!holds) {
             lo = t;
+            break;
         }
+        hi = t;
     }
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
-        CAP_AT(mid, target, cap);
-        if (cap >= target)
+        if ((rc = cap_holds(&cs, mid, 4.0, &holds)) != RBF_OK)
+            return rc;
+        if (holds)
             hi = mid;
         else
             lo = mid;
     }
-#undef CAP_AT
+    /* the memo's bounds allow for the capacity's small falls as memory
+     * grows, to first order: the answer's "no" is checked again with four
+     * times that allowance (and the walk goes on down if it was wrong) */
+    while (hi > 1) {
+        if ((rc = cap_holds(&cs, hi - 1, 16.0, &holds)) != RBF_OK)
+            return rc;
+        if (!holds)
+            break;
+        hi--;
+    }
     *bits = hi;
-    if (out)
-        return rbf_plan_memory(hi, eps, o, out);
-    return RBF_OK;
+    if (!out)
+        return RBF_OK;
+    const int known = filter_bits(&cs, hi) == cs.full_mf;
+    return plan_memory(hi, eps, o, out, two, known ? &cs.full_choice : NULL);
 }
 
 int rbf_plan_messages(uint64_t messages, double eps, const rbf_plan_options *o, uint64_t *bits,

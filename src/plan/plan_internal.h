@@ -48,6 +48,10 @@ static inline int prog_tick(plan_prog *pp, uint64_t add)
  * two-phase, M bits per filter), as rbf_plan_memory searches it. */
 int rbf__plan_sigma_k(uint64_t M, unsigned k, int nc, int ret, int two, rbf_model_method method,
                       double eps, int *feasible, uint64_t *sigma, double *en0, double *fp);
+/* The same, ticking (and cancelled by) the plan's progress. */
+int rbf__plan_sigma_k_prog(uint64_t M, unsigned k, int nc, int ret, int two,
+                           rbf_model_method method, double eps, plan_prog *pp, int *feasible,
+                           uint64_t *sigma, double *en0, double *fp);
 
 
 /* ---- plan_search.c */
@@ -82,12 +86,37 @@ typedef struct kcand {
 } kcand;
 int rbf__cmp_cand(const void *a, const void *b);
 
+/* What one full search at memory M learnt about each k, for the capacity
+ * search, which asks about memories a few bits below: cap[k-1] is k's
+ * capacity at M when it was run (0: no sigma reaches eps), else the bound
+ * that let the search skip it; sigma[k-1] its sigma (or the bound's
+ * limit).  Capacity is not monotone in memory bit by bit: at a fixed
+ * sigma, a larger filter reaches sigma with fewer messages, so between
+ * two steps of sigma a k's capacity falls a little as M grows.
+ * The memo's bound on k's capacity d bits below M allows for that fall:
+ * `margin` times its first-order size (measured falls reach 1.8 times it
+ * on the grid of test_plan; the search uses 4, and 16 for the check of
+ * its answer). */
+typedef struct plan_kmemo {
+    uint64_t M; /* 0: empty */
+    unsigned K;
+    double margin; /* times the first-order fall allowed for (4 or more) */
+    double cap[MODEL_MAX_HASHES];
+    uint64_t sigma[MODEL_MAX_HASHES];
+} plan_kmemo;
+
 /* plan_sigma.c: the best sigma-bounded (two = 0) or two-phase (two = 1,
  * M bits per filter) choice over k = 1..K; target > 0: the first k whose
  * capacity reaches it (the capacity search); evaluated (may be NULL): how
- * many k were run. */
+ * many k were run.  ref (may be NULL): a full search at a memory >= M,
+ * whose bounds replace the first, cheap ones; save (may be NULL; only with
+ * target <= 0): receives what this search learnt. */
 int rbf__plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int two, double target,
-                    int fast, plan_prog *pp, rbf_plan_choice *out, unsigned *evaluated);
+                    int fast, plan_prog *pp, rbf_plan_choice *out, unsigned *evaluated,
+                    const plan_kmemo *ref, plan_kmemo *save);
+/* plan_sigma.c: the k whose cheap capacity bound is the largest at M (0:
+ * no k makes a filter), the capacity search's first guess. */
+unsigned rbf__plan_sigma_guess_k(uint64_t M, double eps, unsigned K, int nc, int two);
 /* plan_nbound.c: the worst-case, oracle and average N-bounded choices. */
 int rbf__plan_nbounded(uint64_t M, double eps, unsigned K, int fast, plan_prog *pp, rbf_plan *out);
 

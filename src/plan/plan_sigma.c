@@ -329,6 +329,14 @@ int rbf__plan_sigma_k(uint64_t M, unsigned k, int nc, int ret, int two, rbf_mode
                       double eps, int *feasible, uint64_t *sigma, double *en0, double *fp)
 {
     plan_prog pp = {NULL, NULL, 0, 0};
+    return rbf__plan_sigma_k_prog(M, k, nc, ret, two, method, eps, &pp, feasible, sigma, en0, fp);
+}
+
+int rbf__plan_sigma_k_prog(uint64_t M, unsigned k, int nc, int ret, int two,
+                           rbf_model_method method, double eps, plan_prog *ppp, int *feasible,
+                           uint64_t *sigma, double *en0, double *fp)
+{
+    plan_prog pp = *ppp;
     kres r;
     uint64_t smax = M - 1;
     *feasible = 0;
@@ -337,6 +345,7 @@ int rbf__plan_sigma_k(uint64_t M, unsigned k, int nc, int ret, int two, rbf_mode
     (void)sigma_cap_upper(M, k, nc, two, eps, &smax, PLAN_BOUND_PIECES);
     int rc = plan_fast(method, M) ? sigma_one_k_fast(M, k, nc, ret, two, eps, 0.0, smax, &pp, &r)
                                   : sigma_one_k(M, k, nc, ret, two, eps, 0.0, &pp, &r);
+    *ppp = pp;
     if (rc != RBF_OK || !r.feasible)
         return rc;
     *feasible = 1;
@@ -346,16 +355,60 @@ int rbf__plan_sigma_k(uint64_t M, unsigned k, int nc, int ret, int two, rbf_mode
     return RBF_OK;
 }
 
+/* The k whose cheap capacity bound is the largest at M (smallest k on
+ * ties), 0 if none can make a filter: the capacity search's first guess
+ * of the best k. */
+unsigned rbf__plan_sigma_guess_k(uint64_t M, double eps, unsigned K, int nc, int two)
+{
+    unsigned best = 0;
+    double best_ub = -1.0;
+    for (unsigned k = 1; k <= K && k < M; k++) {
+        uint64_t smax;
+        double ub = sigma_cap_upper(M, k, nc, two, eps, &smax, PLAN_CHEAP_PIECES);
+        if (ub > best_ub) {
+            best_ub = ub;
+            best = k;
+        }
+    }
+    return best;
+}
+
+/* An upper bound on k's capacity at M <= ref->M from the full search at
+ * ref->M.  To first order a filter of M bits reaches sigma after E[N_0] =
+ * (M/k) ln(M/(M - sigma)) messages, whose derivative in M is -(1/k)
+ * (x/(1-x) - ln(1/(1-x))), x = sigma/M: what the capacity may gain per
+ * bit removed at a fixed sigma (and a smaller filter's sigma is not
+ * larger).  ref->margin times that per bit (the exact fall reaches 1.8
+ * times it at small k), plus 1e-9 relative. */
+static double memo_bound(const plan_kmemo *ref, unsigned k, uint64_t M)
+{
+    double c = ref->cap[k - 1];
+    if (!(c > 0.0))
+        return 0.0;
+    double x = (double)ref->sigma[k - 1] / (double)ref->M;
+    if (x > 0.999)
+        x = 0.999;
+    double per_bit = (x / (1.0 - x) + log1p(-x)) / (double)k;
+    return c * (1.0 + 1e-9) + ref->margin * per_bit * (double)(ref->M - M) + 1e-9;
+}
+
 /* Best k for sigma-bounded (two = 0) or two-phase (two = 1, M = bits of
  * each filter) with pruning. */
 int rbf__plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int two, double target,
-                    int fast, plan_prog *pp, rbf_plan_choice *out, unsigned *evaluated)
+                    int fast, plan_prog *pp, rbf_plan_choice *out, unsigned *evaluated,
+                    const plan_kmemo *ref, plan_kmemo *save)
 {
     memset(out, 0, sizeof *out);
     if (evaluated)
         *evaluated = 0;
+    if (save)
+        save->M = 0;
     if (M < 2)
         return RBF_OK;
+    if (ref && (ref->M < M || ref->K < K || ref->M == 0))
+        ref = NULL; /* its bounds hold at memories up to its own only */
+    if (target > 0.0)
+        save = NULL; /* a search stopped at the target learns no capacities */
     kcand *c = rbf__calloc(K, sizeof *c);
     if (!c)
         return RBF_ENOMEM;
@@ -366,8 +419,19 @@ int rbf__plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int two
         if (k >= M)
             break; /* needs k <= sigma < M */
         c[n].k = k;
-        c[n].ub = sigma_cap_upper(M, k, nc, two, eps, &c[n].smax, PLAN_CHEAP_PIECES);
+        c[n].ub = ref ? memo_bound(ref, k, M)
+                      : sigma_cap_upper(M, k, nc, two, eps, &c[n].smax, PLAN_CHEAP_PIECES);
         n++;
+    }
+    if (save) {
+        memset(save, 0, sizeof *save);
+        save->M = M;
+        save->K = K;
+        save->margin = 4.0;
+        for (unsigned t = 0; t < n; t++) {
+            save->cap[c[t].k - 1] = c[t].ub;
+            save->sigma[c[t].k - 1] = ref ? ref->sigma[c[t].k - 1] : c[t].smax;
+        }
     }
     qsort(c, n, sizeof *c, rbf__cmp_cand);
     int rc = RBF_OK;
@@ -378,9 +442,15 @@ int rbf__plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int two
             continue; /* cannot win */
         if (target > 0.0 && c[t].ub < target)
             continue; /* cannot reach the target */
-        /* the cheap bound did not rule this k out: the full one (tighter,
+        /* the first bound did not rule this k out: the full one (tighter,
          * and the sigma limit the search starts from) */
-        c[t].ub = sigma_cap_upper(M, c[t].k, nc, two, eps, &c[t].smax, PLAN_BOUND_PIECES);
+        double full = sigma_cap_upper(M, c[t].k, nc, two, eps, &c[t].smax, PLAN_BOUND_PIECES);
+        if (full < c[t].ub || !ref)
+            c[t].ub = full;
+        if (save) {
+            save->cap[c[t].k - 1] = c[t].ub;
+            save->sigma[c[t].k - 1] = c[t].smax;
+        }
         if (out->feasible &&
             (c[t].ub < out->expected_messages ||
              (c[t].ub == out->expected_messages && c[t].k > out->hashes)))
@@ -396,6 +466,10 @@ int rbf__plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int two
             break;
         if (evaluated)
             (*evaluated)++;
+        if (save) {
+            save->cap[c[t].k - 1] = r.feasible ? r.cap : 0.0;
+            save->sigma[c[t].k - 1] = r.feasible ? r.sigma : 0;
+        }
         if (!r.feasible)
             continue;
         if (!out->feasible || r.cap > out->expected_messages ||
@@ -411,5 +485,7 @@ int rbf__plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int two
             break; /* some k holds the target: that is all the caller asks */
     }
     rbf__free(c);
+    if (rc != RBF_OK && save)
+        save->M = 0;
     return rc;
 }

@@ -217,10 +217,15 @@ static int b1_ok(uint64_t M, unsigned k, int nc, double C, uint64_t b1, uint64_t
     /* g near sigma (two-phase window): |delta_b| <= 2 e(b-1) vs C/M */
     if (2.0 * es > tol * C / (double)M)
         return 0;
-    /* sum g rho: >= (C/M) rho(smin) (smin-k+1)/(k+1) */
-    double sgr_lo = C / (double)M * rbf__model_rho(M, k, nc, smin) *
-                    (double)(smin + 1 - k) / ((double)k + 1.0);
-    if (rho_tail_bound(M, k, nc, b1) + es > tol * sgr_lo)
+    /* sum g rho: >= L(sigma) = (C/M) rho(sigma) (sigma-k+1)/(k+1).  Its
+     * transient (Abel summation) is the tail bound from b1 plus the
+     * boundary term at sigma, |S_delta(sigma) - D_inf| rho(sigma) <=
+     * es rho(sigma).  L grows with sigma and es rho(sigma)/L(sigma) does
+     * not, so tail + es rho(smin) <= tol L(smin) keeps the whole
+     * transient below tol L(sigma) for every sigma >= smin. */
+    double rho_s = rbf__model_rho(M, k, nc, smin);
+    double sgr_lo = C / (double)M * rho_s * (double)(smin + 1 - k) / ((double)k + 1.0);
+    if (rho_tail_bound(M, k, nc, b1) + es * rho_s > tol * sgr_lo)
         return 0;
     return 1;
 }
