@@ -103,6 +103,24 @@ typedef enum { RBF_LAYOUT_FLAT = 0, RBF_LAYOUT_BLOCKED = 1 } rbf_layout;
 /* The blocked layout's block: 512 bits, one 64-byte cache line. */
 #define RBF_BLOCK_BITS 512u
 
+/* The kind of workload (2.1: one enum for the simulator and the models;
+ * rbf_sim_workload_kind and rbf_model_wl_kind are other names of it):
+ *   RBF_WORKLOAD_UNIFORM  uniform with replacement from a pool of messages;
+ *   RBF_WORKLOAD_ZIPF     a pool's message of rank r with probability
+ *                         r^-exponent / H;
+ *   RBF_WORKLOAD_FADING   a new message with probability new_fraction, else
+ *                         a repeat of a recent one whose popularity decays
+ *                         (docs/simulator.md);
+ *   RBF_WORKLOAD_TRACE    measured traffic: the simulator replays a file's
+ *                         lines in order; the false-negative model takes
+ *                         the trace's distribution of repeat gaps. */
+typedef enum {
+    RBF_WORKLOAD_UNIFORM = 0,
+    RBF_WORKLOAD_ZIPF = 1,
+    RBF_WORKLOAD_FADING = 2,
+    RBF_WORKLOAD_TRACE = 3
+} rbf_workload_kind;
+
 /* The one progress callback of the library (models, planner, simulator,
  * prediction): called with the work done so far out of `total`; a
  * non-zero return asks the computation to stop (RBF_ECANCELED).

@@ -466,22 +466,24 @@ RBF_API double rbf_model_forget(const rbf_model_cycles *c, uint64_t g, rbf_model
  * (docs/models.md 9.2).  For large g, forget * (1 - fp). */
 RBF_API double rbf_model_miss(const rbf_model_cycles *c, uint64_t g, rbf_model_from from);
 
-/* A workload for the false-negative model. */
-typedef enum {
-    RBF_MODEL_WL_UNIFORM = 0, /* uniform:P */
-    RBF_MODEL_WL_ZIPF = 1,    /* zipf:P:S */
-    RBF_MODEL_WL_FADING = 2,  /* fading:R:L (the simulator's definition) */
-    RBF_MODEL_WL_GAPS = 3     /* a measured distribution of repeat gaps in arrivals */
-} rbf_model_wl_kind;
+/* A workload for the false-negative model: kind RBF_WORKLOAD_UNIFORM
+ * (uniform:P), _ZIPF (zipf:P:S), _FADING (fading:R:L, the simulator's
+ * definition) or _TRACE (a measured distribution of repeat gaps in
+ * arrivals, as from a trace).  Deprecated names (2.1) of the kinds: */
+typedef rbf_workload_kind rbf_model_wl_kind;
+#define RBF_MODEL_WL_UNIFORM RBF_WORKLOAD_UNIFORM
+#define RBF_MODEL_WL_ZIPF RBF_WORKLOAD_ZIPF
+#define RBF_MODEL_WL_FADING RBF_WORKLOAD_FADING
+#define RBF_MODEL_WL_GAPS RBF_WORKLOAD_TRACE
 
 typedef struct rbf_model_workload {
-    rbf_model_wl_kind kind;
+    rbf_workload_kind kind;
     uint64_t pool;          /* UNIFORM, ZIPF */
     double exponent;        /* ZIPF */
-    double new_fraction;    /* FADING: R; GAPS: fraction of arrivals that are first arrivals */
+    double new_fraction;    /* FADING: R; TRACE: fraction of arrivals that are first arrivals */
     double lifetime;        /* FADING: L */
-    const uint64_t *gaps;   /* GAPS: gap values >= 1 in arrivals (1 = the next arrival) */
-    const double *gap_prob; /* GAPS: their probabilities (normalised by the model) */
+    const uint64_t *gaps;   /* TRACE: gap values >= 1 in arrivals (1 = the next arrival) */
+    const double *gap_prob; /* TRACE: their probabilities (normalised by the model) */
     size_t gap_count;
     uint64_t reserved_[4];  /* zero: room for new fields (rbf_base.h) */
 } rbf_model_workload;

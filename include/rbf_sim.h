@@ -48,17 +48,21 @@ extern "C" {
 
 /* ---- workloads */
 
-typedef enum {
-    RBF_SIM_UNIFORM = 0, /* uniform with replacement from `pool` pre-generated messages */
-    RBF_SIM_ZIPF = 1,    /* message of rank r (1..pool) with probability r^-exponent / H */
-    RBF_SIM_FADING = 2,  /* a brand-new message with probability new_fraction, else a repeat
-                            of a recent message whose popularity decays with mean lifetime
-                            `lifetime` arrivals (exact definition: docs/simulator.md) */
-    RBF_SIM_TRACE = 3    /* the lines of a file, in order; the epochs split the file */
-} rbf_sim_workload_kind;
+/* The kind is an rbf_workload_kind (rbf_base.h): RBF_WORKLOAD_UNIFORM
+ * (uniform with replacement from `pool` pre-generated messages), _ZIPF
+ * (message of rank r (1..pool) with probability r^-exponent / H), _FADING
+ * (a brand-new message with probability new_fraction, else a repeat of a
+ * recent message whose popularity decays with mean lifetime `lifetime`
+ * arrivals; exact definition: docs/simulator.md) or _TRACE (the lines of a
+ * file, in order; the epochs split the file).  Deprecated names (2.1): */
+typedef rbf_workload_kind rbf_sim_workload_kind;
+#define RBF_SIM_UNIFORM RBF_WORKLOAD_UNIFORM
+#define RBF_SIM_ZIPF RBF_WORKLOAD_ZIPF
+#define RBF_SIM_FADING RBF_WORKLOAD_FADING
+#define RBF_SIM_TRACE RBF_WORKLOAD_TRACE
 
 typedef struct rbf_sim_workload {
-    rbf_sim_workload_kind kind;
+    rbf_workload_kind kind;
     uint64_t pool;        /* UNIFORM, ZIPF: number of distinct messages P >= 1 */
     double exponent;      /* ZIPF: S >= 0 (0 is uniform) */
     double new_fraction;  /* FADING: R in (0, 1] */

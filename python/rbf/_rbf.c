@@ -1295,17 +1295,17 @@ static PyObject *model_cycles(uint64_t M, unsigned k, uint64_t S, uint64_t N, un
             return NULL;
         }
         switch (sw.kind) {
-        case RBF_SIM_UNIFORM:
-            w.kind = RBF_MODEL_WL_UNIFORM;
+        case RBF_WORKLOAD_UNIFORM:
+            w.kind = RBF_WORKLOAD_UNIFORM;
             w.pool = sw.pool;
             break;
-        case RBF_SIM_ZIPF:
-            w.kind = RBF_MODEL_WL_ZIPF;
+        case RBF_WORKLOAD_ZIPF:
+            w.kind = RBF_WORKLOAD_ZIPF;
             w.pool = sw.pool;
             w.exponent = sw.exponent;
             break;
-        case RBF_SIM_FADING:
-            w.kind = RBF_MODEL_WL_FADING;
+        case RBF_WORKLOAD_FADING:
+            w.kind = RBF_WORKLOAD_FADING;
             w.new_fraction = sw.new_fraction;
             w.lifetime = sw.lifetime;
             break;

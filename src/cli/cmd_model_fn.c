@@ -201,7 +201,7 @@ static int fn_workload(const cli_model_fn_args *a, rbf_model_workload *w, uint64
             int rc;
             if ((rc = read_gaps(a->fn + 5, gaps, prob, &w->gap_count)))
                 return rc;
-            w->kind = RBF_MODEL_WL_GAPS;
+            w->kind = RBF_WORKLOAD_TRACE;
             w->gaps = *gaps;
             w->gap_prob = *prob;
             w->new_fraction = a->new_fraction;
@@ -213,17 +213,17 @@ static int fn_workload(const cli_model_fn_args *a, rbf_model_workload *w, uint64
             if (a->have_new_fraction)
                 return cli_usage(CMD, "--new-fraction: applies to --fn gaps:FILE only");
             switch (sw.kind) {
-            case RBF_SIM_UNIFORM:
-                w->kind = RBF_MODEL_WL_UNIFORM;
+            case RBF_WORKLOAD_UNIFORM:
+                w->kind = RBF_WORKLOAD_UNIFORM;
                 w->pool = sw.pool;
                 break;
-            case RBF_SIM_ZIPF:
-                w->kind = RBF_MODEL_WL_ZIPF;
+            case RBF_WORKLOAD_ZIPF:
+                w->kind = RBF_WORKLOAD_ZIPF;
                 w->pool = sw.pool;
                 w->exponent = sw.exponent;
                 break;
-            case RBF_SIM_FADING:
-                w->kind = RBF_MODEL_WL_FADING;
+            case RBF_WORKLOAD_FADING:
+                w->kind = RBF_WORKLOAD_FADING;
                 w->new_fraction = sw.new_fraction;
                 w->lifetime = sw.lifetime;
                 break;

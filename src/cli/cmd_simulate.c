@@ -396,7 +396,7 @@ int cmd_simulate(int argc, char **argv)
     if (rbf_sim_workload_parse(wspec, &cfg.workload, &err) != RBF_OK)
         return cli_bad_value(CMD, "--workload", wspec, err,
                              "uniform:P, zipf:P:S, fading:R:L or trace:FILE");
-    if (have_arrivals && cfg.workload.kind == RBF_SIM_TRACE)
+    if (have_arrivals && cfg.workload.kind == RBF_WORKLOAD_TRACE)
         return cli_usage(CMD, "--arrivals: a trace is replayed whole (its epochs split it); "
                               "leave --arrivals out");
     const char *why;
@@ -424,7 +424,7 @@ int cmd_simulate(int argc, char **argv)
     if (rc == RBF_EIO)
         return cli_fail(CMD, "cannot read trace '%s': %s", cfg.workload.trace_path,
                         strerror(errno));
-    if (rc == RBF_EINVAL && cfg.workload.kind == RBF_SIM_TRACE)
+    if (rc == RBF_EINVAL && cfg.workload.kind == RBF_WORKLOAD_TRACE)
         return cli_fail(CMD, "trace '%s' is empty or has too many distinct lines",
                         cfg.workload.trace_path);
     if (rc != RBF_OK)

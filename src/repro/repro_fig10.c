@@ -81,7 +81,7 @@ static int b_sim(repro_ctx *c, b_point *pt, size_t index, double fps)
     cfg.filter.sigma = pt->blk.sigma;
     cfg.filter.messages = 0;
     cfg.filter.layout = RBF_LAYOUT_BLOCKED;
-    cfg.workload.kind = RBF_SIM_FADING;
+    cfg.workload.kind = RBF_WORKLOAD_FADING;
     cfg.workload.new_fraction = 1.0;
     cfg.workload.lifetime = 1.0;
     cfg.epochs = 10;

@@ -213,17 +213,17 @@ double repro_model_fn(const rbf_sim_config *cfg)
     rbf_model_workload w;
     memset(&w, 0, sizeof w);
     switch (cfg->workload.kind) {
-    case RBF_SIM_UNIFORM:
-        w.kind = RBF_MODEL_WL_UNIFORM;
+    case RBF_WORKLOAD_UNIFORM:
+        w.kind = RBF_WORKLOAD_UNIFORM;
         w.pool = cfg->workload.pool;
         break;
-    case RBF_SIM_ZIPF:
-        w.kind = RBF_MODEL_WL_ZIPF;
+    case RBF_WORKLOAD_ZIPF:
+        w.kind = RBF_WORKLOAD_ZIPF;
         w.pool = cfg->workload.pool;
         w.exponent = cfg->workload.exponent;
         break;
-    case RBF_SIM_FADING:
-        w.kind = RBF_MODEL_WL_FADING;
+    case RBF_WORKLOAD_FADING:
+        w.kind = RBF_WORKLOAD_FADING;
         w.new_fraction = cfg->workload.new_fraction;
         w.lifetime = cfg->workload.lifetime;
         break;

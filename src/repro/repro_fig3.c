@@ -152,7 +152,7 @@ static void f3_setup(repro_ctx *c, repro_sim_job *jb, size_t j, const f3_point *
     const repro_sizes *sz = &c->sz;
     unsigned ph = f3_series[pt->ser].phases;
     repro_sim_job_init(jb, c, 3, j);
-    jb->cfg.workload.kind = RBF_SIM_UNIFORM;
+    jb->cfg.workload.kind = RBF_WORKLOAD_UNIFORM;
     jb->cfg.workload.pool = f3_series[pt->ser].pool;
     jb->cfg.filter.bits = F3_BITS; /* two-phase: the total, 500 + 500 */
     jb->cfg.filter.hashes = f3_ks[pt->ki];

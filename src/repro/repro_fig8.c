@@ -112,7 +112,7 @@ static int f8_setup_jobs(repro_ctx *c, f8_data *d)
         for (unsigned ph = 1; ph <= 2; ph++, j++) {
             repro_sim_job *jb = &d->jobs[j];
             repro_sim_job_init(jb, c, 8, j);
-            jb->cfg.workload.kind = RBF_SIM_FADING;
+            jb->cfg.workload.kind = RBF_WORKLOAD_FADING;
             jb->cfg.workload.new_fraction = 0.25;
             jb->cfg.workload.lifetime = f8_life[l];
             f8_setup(jb, &c->sz, &d->plans[F8_LIFE_EPS_INDEX], ph);
@@ -447,7 +447,7 @@ static int f8_claim_fn_model(repro_ctx *c, const f8_data *d)
                  fabs(m - r->fn.mean) <= 0.02 * r->fn.mean;
         fnn++;
         fin += (unsigned)ok;
-        if (d->jobs[i].cfg.workload.kind == RBF_SIM_ZIPF) {
+        if (d->jobs[i].cfg.workload.kind == RBF_WORKLOAD_ZIPF) {
             zn++;
             zin += (unsigned)ok;
         }

@@ -29,7 +29,7 @@ void rbf_sim_config_init(rbf_sim_config *cfg)
     rbf_config_init(&cfg->filter);
     cfg->filter.seed = 0; /* unused: message hashes are random already */
     cfg->filter.bits = 1000;
-    cfg->workload.kind = RBF_SIM_UNIFORM;
+    cfg->workload.kind = RBF_WORKLOAD_UNIFORM;
     cfg->workload.pool = 1000;
     cfg->arrivals = 100000;
     cfg->epochs = 7;
@@ -57,22 +57,22 @@ int rbf_sim_config_check(const rbf_sim_config *cfg, const char **why)
         w = "the oracle policy needs messages (N-bounded)";
     else if (cfg->epochs == 0)
         w = "epochs must be at least 1";
-    else if (wl->kind != RBF_SIM_TRACE && cfg->arrivals == 0)
+    else if (wl->kind != RBF_WORKLOAD_TRACE && cfg->arrivals == 0)
         w = "arrivals must be at least 1";
-    else if (wl->kind != RBF_SIM_TRACE && cfg->arrivals > UINT64_MAX / 2 - cfg->warmup)
+    else if (wl->kind != RBF_WORKLOAD_TRACE && cfg->arrivals > UINT64_MAX / 2 - cfg->warmup)
         w = "arrivals plus warm-up too large";
-    else if ((wl->kind == RBF_SIM_UNIFORM || wl->kind == RBF_SIM_ZIPF) &&
+    else if ((wl->kind == RBF_WORKLOAD_UNIFORM || wl->kind == RBF_WORKLOAD_ZIPF) &&
              (wl->pool == 0 || wl->pool >= UINT32_MAX))
         w = "the pool must hold 1 to 4294967294 messages";
-    else if (wl->kind == RBF_SIM_ZIPF && !(wl->exponent >= 0 && wl->exponent <= 100))
+    else if (wl->kind == RBF_WORKLOAD_ZIPF && !(wl->exponent >= 0 && wl->exponent <= 100))
         w = "the Zipf exponent must be within 0..100";
-    else if (wl->kind == RBF_SIM_FADING &&
+    else if (wl->kind == RBF_WORKLOAD_FADING &&
              (!(wl->new_fraction > 0 && wl->new_fraction <= 1) || !(wl->lifetime > 0) ||
               !isfinite(wl->lifetime)))
         w = "fading needs R in (0, 1] and a lifetime L > 0";
-    else if (wl->kind == RBF_SIM_TRACE && (!wl->trace_path || !*wl->trace_path))
+    else if (wl->kind == RBF_WORKLOAD_TRACE && (!wl->trace_path || !*wl->trace_path))
         w = "trace needs a file name";
-    else if (wl->kind > RBF_SIM_TRACE)
+    else if (wl->kind > RBF_WORKLOAD_TRACE)
         w = "unknown workload kind";
 done:
     if (why)
@@ -390,13 +390,13 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
     uint64_t nstate = 0, warm = cfg->warmup, count = cfg->arrivals, from = 0;
     sim_fading fw;
     switch (wl->kind) {
-    case RBF_SIM_UNIFORM:
-    case RBF_SIM_ZIPF: nstate = wl->pool; break;
-    case RBF_SIM_FADING:
+    case RBF_WORKLOAD_UNIFORM:
+    case RBF_WORKLOAD_ZIPF: nstate = wl->pool; break;
+    case RBF_WORKLOAD_FADING:
         rbf__sim_fading_init(&fw, wl->new_fraction, wl->lifetime);
         nstate = fw.window;
         break;
-    case RBF_SIM_TRACE: {
+    case RBF_WORKLOAD_TRACE: {
         /* Epoch ep replays lines [ep L / E, (ep+1) L / E). */
         uint64_t lines = sh->trace.lines, E = cfg->epochs;
         from = (uint64_t)(((unsigned __int128)lines * ep) / E);
@@ -410,13 +410,13 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
     }
     uint64_t *state = rbf__calloc((size_t)nstate, sizeof *state);
     uint64_t *hashes = NULL;
-    if (state && wl->kind != RBF_SIM_TRACE) {
+    if (state && wl->kind != RBF_WORKLOAD_TRACE) {
         hashes = rbf__malloc((size_t)nstate * sizeof *hashes);
-        if (hashes && wl->kind != RBF_SIM_FADING)
+        if (hashes && wl->kind != RBF_WORKLOAD_FADING)
             for (uint64_t i = 0; i < nstate; i++)
                 hashes[i] = sim_rng_next(&rng);
     }
-    if (!state || (wl->kind != RBF_SIM_TRACE && !hashes)) {
+    if (!state || (wl->kind != RBF_WORKLOAD_TRACE && !hashes)) {
         rbf__free(state);
         rbf__free(hashes);
         rbf_free(e.f);
@@ -427,7 +427,7 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
      * (at most 2^22 words): the filter then skips the hashing. */
     uint64_t *pos = NULL;
     const unsigned k = cfg->filter.hashes;
-    if ((wl->kind == RBF_SIM_UNIFORM || wl->kind == RBF_SIM_ZIPF) && rbf__sim_use_positions &&
+    if ((wl->kind == RBF_WORKLOAD_UNIFORM || wl->kind == RBF_WORKLOAD_ZIPF) && rbf__sim_use_positions &&
         nstate <= (UINT64_C(1) << 22) / k) {
         pos = rbf__malloc((size_t)nstate * k * sizeof *pos);
         if (!pos) {
@@ -439,7 +439,7 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
         for (uint64_t i = 0; i < nstate; i++)
             (void)rbf_positions(e.f, hashes[i], pos + i * k);
     }
-    const sim_alias *zipf = wl->kind == RBF_SIM_ZIPF ? &sh->zipf : NULL;
+    const sim_alias *zipf = wl->kind == RBF_WORKLOAD_ZIPF ? &sh->zipf : NULL;
     uint64_t total = warm + count, at = 0;
     rc = RBF_OK;
     while (at < total) {
@@ -451,12 +451,12 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
         uint64_t stop = at < warm ? warm : total;
         uint64_t n = stop - at < SIM_CHUNK ? stop - at : SIM_CHUNK;
         switch (wl->kind) {
-        case RBF_SIM_UNIFORM:
-        case RBF_SIM_ZIPF:
+        case RBF_WORKLOAD_UNIFORM:
+        case RBF_WORKLOAD_ZIPF:
             run_pool(&e, &rng, zipf, wl->pool, state, hashes, pos, cfg->filter.hashes, n);
             break;
-        case RBF_SIM_FADING: run_fading(&e, &rng, &fw, state, hashes, n); break;
-        case RBF_SIM_TRACE: run_trace(&e, &sh->trace, state, from + at, n); break;
+        case RBF_WORKLOAD_FADING: run_fading(&e, &rng, &fw, state, hashes, n); break;
+        case RBF_WORKLOAD_TRACE: run_trace(&e, &sh->trace, state, from + at, n); break;
         }
         at += n;
         atomic_fetch_add_explicit(&sh->done, n, memory_order_relaxed);
@@ -641,9 +641,9 @@ int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
         return RBF_ENOMEM;
     sh->cfg = cfg;
     const rbf_sim_workload *wl = &cfg->workload;
-    if (wl->kind == RBF_SIM_ZIPF)
+    if (wl->kind == RBF_WORKLOAD_ZIPF)
         rc = rbf__sim_zipf_init(&sh->zipf, wl->pool, wl->exponent);
-    else if (wl->kind == RBF_SIM_TRACE)
+    else if (wl->kind == RBF_WORKLOAD_TRACE)
         rc = rbf__sim_trace_load(wl->trace_path, &sh->trace);
     sh->counts = rbf__calloc(cfg->epochs, sizeof *sh->counts);
     sh->steady = rbf__calloc(cfg->epochs, sizeof *sh->steady);
@@ -659,7 +659,7 @@ int rbf_sim_run(const rbf_sim_config *cfg, rbf_sim_result *out)
     if (threads > cfg->epochs)
         threads = cfg->epochs;
 
-    uint64_t per_epoch = wl->kind == RBF_SIM_TRACE ? sh->trace.lines / cfg->epochs + 1
+    uint64_t per_epoch = wl->kind == RBF_WORKLOAD_TRACE ? sh->trace.lines / cfg->epochs + 1
                                                    : cfg->warmup + cfg->arrivals;
     uint64_t grand = per_epoch * cfg->epochs;
     pthread_t *tid = NULL;

@@ -189,18 +189,18 @@ int rbf_sim_workload_parse(const char *spec, rbf_sim_workload *out, const char *
     size_t kn = c1 ? (size_t)(c1 - spec) : strlen(spec);
     const char *end = spec + strlen(spec);
     if (kn == 7 && !strncmp(spec, "uniform", 7)) {
-        wl.kind = RBF_SIM_UNIFORM;
+        wl.kind = RBF_WORKLOAD_UNIFORM;
         if (!c1 || parse_u64(c1 + 1, end, &wl.pool) || wl.pool == 0 || wl.pool >= UINT32_MAX)
             w = "uniform:P needs a pool size P from 1 to 4294967294";
     } else if (kn == 4 && !strncmp(spec, "zipf", 4)) {
-        wl.kind = RBF_SIM_ZIPF;
+        wl.kind = RBF_WORKLOAD_ZIPF;
         const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         if (!c2 || parse_u64(c1 + 1, c2, &wl.pool) || wl.pool == 0 || wl.pool >= UINT32_MAX)
             w = "zipf:P:S needs a pool size P from 1 to 4294967294 and an exponent S";
         else if (parse_dbl(c2 + 1, end, &wl.exponent) || wl.exponent < 0 || wl.exponent > 100)
             w = "zipf:P:S needs an exponent S from 0 to 100";
     } else if (kn == 6 && !strncmp(spec, "fading", 6)) {
-        wl.kind = RBF_SIM_FADING;
+        wl.kind = RBF_WORKLOAD_FADING;
         const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         if (!c2 || parse_dbl(c1 + 1, c2, &wl.new_fraction) || !(wl.new_fraction > 0) ||
             wl.new_fraction > 1)
@@ -209,7 +209,7 @@ int rbf_sim_workload_parse(const char *spec, rbf_sim_workload *out, const char *
                  wl.lifetime > 1e15)
             w = "fading:R:L needs a lifetime L > 0 (arrivals)";
     } else if (kn == 5 && !strncmp(spec, "trace", 5)) {
-        wl.kind = RBF_SIM_TRACE;
+        wl.kind = RBF_WORKLOAD_TRACE;
         if (!c1 || !c1[1])
             w = "trace:FILE needs a file name";
         else

@@ -580,11 +580,11 @@ static int fn_workload_gaps(const rbf_model_params *p, const rbf_model_workload 
 {
     int rc;
     switch (w->kind) {
-    case RBF_MODEL_WL_UNIFORM:
-    case RBF_MODEL_WL_ZIPF:
+    case RBF_WORKLOAD_UNIFORM:
+    case RBF_WORKLOAD_ZIPF:
         rc = rbf__fn_gaps_geometric(w, dp);
         break;
-    case RBF_MODEL_WL_FADING: {
+    case RBF_WORKLOAD_FADING: {
         /* the longest x asked is about two cycles of arrivals, at most
          * (2 len + 3)/R: beyond tcut the gap law's rest is below 1e-15 */
         double g = 2.0 * (double)len + 3.0, R = w->new_fraction;
@@ -596,7 +596,7 @@ static int fn_workload_gaps(const rbf_model_params *p, const rbf_model_workload 
         rc = rbf__fn_gaps_fading(p, w, (uint64_t)tc, dp);
         break;
     }
-    case RBF_MODEL_WL_GAPS:
+    case RBF_WORKLOAD_TRACE:
         rc = rbf__fn_gaps_file(w, dp);
         break;
     default:

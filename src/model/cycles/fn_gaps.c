@@ -26,7 +26,7 @@ void rbf__fn_gap_free(gapdesc *d)
 int rbf__fn_gaps_geometric(const rbf_model_workload *w, gapdesc *d)
 {
     const uint64_t P = w->pool;
-    const double S = w->kind == RBF_MODEL_WL_ZIPF ? w->exponent : 0.0;
+    const double S = w->kind == RBF_WORKLOAD_ZIPF ? w->exponent : 0.0;
     if (P == 0 || !(S >= 0.0) || S > 100.0)
         return RBF_EINVAL;
     d->r = 0.0;
