@@ -13,6 +13,7 @@
 #include "dedup.h"
 #include "rbf.h"
 #include "rbf_model.h"
+#include "rbf_predict.h"
 
 #define CMD "dedup"
 
@@ -181,12 +182,25 @@ void dedup_print_stats(const rbf *f, uint64_t lines_read, uint64_t lines_written
             "memory: %" PRIu64 " bytes (%" PRIu64 " bits, %u phase%s, %s layout)\n"
             "hashes: %u\n"
             "sigma: %" PRIu64 "\n"
-            "seed: %" PRIu64 "\n"
-            "expected lines per cycle: %.6g\n"
-            "predicted fp: %.9g%s\n",
+            "seed: %" PRIu64 "\n",
             bytes, cfg->bits, cfg->phases, cfg->phases == 2 ? "s" : "",
             cli_layout_name(cfg->layout == RBF_LAYOUT_BLOCKED), cfg->hashes, cfg->sigma,
-            cfg->seed, sz->expected_lines, sz->fp,
+            cfg->seed);
+    /* what the models say about the filter that ran (the library's one
+     * prediction entry point); the sizing's numbers where none applies */
+    rbf_prediction pr;
+    if (rbf_predict(cfg, NULL, &pr) == RBF_OK) {
+        fprintf(stderr,
+                "expected lines per cycle: %.6g\n"
+                "predicted fp: %.9g\n"
+                "model: %s\n",
+                pr.messages_per_cycle, pr.fp, pr.name);
+        return;
+    }
+    fprintf(stderr,
+            "expected lines per cycle: %.6g\n"
+            "predicted fp: %.9g%s\n",
+            sz->expected_lines, sz->fp,
             cfg->layout == RBF_LAYOUT_BLOCKED
                 ? (blocked_model ? " (the blocked planner's model)"
                                  : " (the flat layout's model: the blocked layout's "
