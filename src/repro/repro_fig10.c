@@ -131,6 +131,10 @@ static int b_plan(repro_ctx *c, b_point *pts, const double *eps, size_t ne, cons
                 break;
             pt->flat = fl.sigma_bounded;
             if (pt->blk.feasible) {
+                /* the blocked model itself, not rbf_predict: the figure
+                 * compares new arrivals per cycle as the simulator counts
+                 * them (messages_per_cycle), which rbf_predict does not
+                 * report (its messages_per_cycle is E[N_0]) */
                 rbf_model_params p;
                 rbf_model_params_init(&p);
                 p.bits = pt->bits;

@@ -19,6 +19,7 @@
 
 #include "cli_util.h"
 #include "rbf_model.h"
+#include "rbf_predict.h"
 #include "repro_internal.h"
 
 /* The paper's working point for Fig. 5 and the M of MODEL.md's example. */
@@ -46,14 +47,15 @@ static int sigma_step_of(const plan_job *j, double *step)
     *step = 0;
     if (!ch->feasible || ch->sigma + 1 >= j->bits)
         return 0;
-    rbf_model_params p;
-    rbf_model_params_init(&p);
-    p.bits = j->bits;
-    p.hashes = ch->hashes;
-    rbf_model_sigma_result r;
-    int rc = rbf_model_sigma(&p, ch->sigma + 1, &r);
+    rbf_config cfg; /* the planned filter with sigma + 1 */
+    rbf_config_init(&cfg);
+    cfg.bits = j->bits;
+    cfg.hashes = ch->hashes;
+    cfg.sigma = ch->sigma + 1;
+    rbf_prediction r;
+    int rc = rbf_predict(&cfg, NULL, &r);
     if (rc == 0)
-        *step = r.expected_messages - ch->expected_messages;
+        *step = r.messages_per_cycle - ch->expected_messages;
     return rc;
 }
 
