@@ -68,7 +68,7 @@ CLI=${VALGRIND_CLI:-basics}
   # the longest first (measured: test_blocked_model alone took most of the
   # stage when it started last), then the rest in name order
   SEEN=
-  LONG="test_blocked_model test_model_nexact test_plan test_model_asym test_fault test_model_edges test_batch"
+  LONG="test_blocked_model test_model_nexact test_plan test_plan_capacity test_model_asym test_fault test_model_edges test_batch"
   for t in $(for n in $LONG; do echo "$B/tests/$n"; done) "$B"/tests/test_*; do
     case $t in *.*) continue ;; esac
     case " $SEEN " in *" $t "*) continue ;; esac
