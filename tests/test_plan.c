@@ -175,6 +175,34 @@ static void test_nbounded_exhaustive(void **state)
         }
 }
 
+/* An eps so near 1 that eps^(1/k) rounds to 1 makes the inverse of f_w
+ * infinite; the worst-case search still ends, at the N a walk over f_w
+ * itself finds (the command line once hung here). */
+static void test_worst_case_eps_near_one(void **state)
+{
+    (void)state;
+    const double eps = 0.9999999999999999;
+    const uint64_t Ms[] = {64, 512};
+    for (size_t a = 0; a < 2; a++) {
+        rbf_plan pl;
+        assert_int_equal(rbf_plan_memory(Ms[a], eps, NULL, &pl), RBF_OK);
+        uint64_t best = 0;
+        for (unsigned k = 1; k <= 32; k++) {
+            double f = 0.0;
+            uint64_t N = 0;
+            for (;; N++) {
+                assert_int_equal(rbf_model_f_w(Ms[a], k, N + 1, &f), RBF_OK);
+                if (f > eps)
+                    break;
+            }
+            if (N > best)
+                best = N;
+        }
+        assert_true(best > 0);
+        assert_int_equal(pl.worst_case.messages, best);
+    }
+}
+
 /* The least memory: capacity(bits) >= N > capacity(bits - 1). */
 static void test_plan_messages(void **state)
 {
@@ -214,6 +242,7 @@ int main(void)
         cmocka_unit_test(test_sigma_exhaustive),
         cmocka_unit_test(test_nbounded_exhaustive),
         cmocka_unit_test(test_plan_messages),
+        cmocka_unit_test(test_worst_case_eps_near_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

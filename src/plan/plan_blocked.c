@@ -416,24 +416,12 @@ static int plan_k_fast(blk_planner *pl, uint64_t bits, unsigned k, const rbf_pla
     return RBF_OK;
 }
 
-/* Largest N with the flat f_w(N) <= eps for one k (as plan_nbound.c). */
-static uint64_t flat_worst_n(uint64_t M, unsigned k, double eps)
-{
-    double t = log1p(-pow(eps, 1.0 / k)) / ((double)k * log1p(-1.0 / (double)M));
-    uint64_t N = t >= 9.0e15 ? (uint64_t)9.0e15 : (uint64_t)t;
-    while (N > 0 && rbf__model_f_w(M, k, N) > eps)
-        N--;
-    while (rbf__model_f_w(M, k, N + 1) <= eps)
-        N++;
-    return N;
-}
-
 /* The flat classic sizing's messages (rbf_plan_memory's worst_case). */
 static double flat_worst_case(uint64_t M, double eps, unsigned K)
 {
     uint64_t best = 0;
     for (unsigned k = 1; k <= K; k++) {
-        uint64_t n = flat_worst_n(M, k, eps);
+        uint64_t n = rbf__plan_worst_n(M, k, eps);
         if (n > best)
             best = n;
     }

@@ -117,7 +117,10 @@ int rbf__plan_sigma(uint64_t M, double eps, unsigned K, int nc, int ret, int two
 /* plan_sigma.c: the k whose cheap capacity bound is the largest at M (0:
  * no k makes a filter), the capacity search's first guess. */
 unsigned rbf__plan_sigma_guess_k(uint64_t M, double eps, unsigned K, int nc, int two);
-/* plan_nbound.c: the worst-case, oracle and average N-bounded choices. */
+/* plan_nbound.c: the largest N with the flat f_w(N) <= eps for one k (0 if
+ * none; at most 9e15), and the worst-case, oracle and average N-bounded
+ * choices. */
+uint64_t rbf__plan_worst_n(uint64_t M, unsigned k, double eps);
 int rbf__plan_nbounded(uint64_t M, double eps, unsigned K, int fast, plan_prog *pp, rbf_plan *out);
 
 /* plan_blocked.c: the planner of 2.0 (the reference the tests compare the

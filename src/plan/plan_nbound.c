@@ -13,18 +13,46 @@
 
 /* ---- N-bounded policies */
 
-/* Largest N with f_w(N) <= eps (0 if none). */
-static uint64_t worst_n(uint64_t M, unsigned k, double eps)
+/* Largest N with f_w(N) <= eps (0 if none), at most 9e15.  The inverse of
+ * f_w gives N to within a message or two; from there the search steps one
+ * message, then doubles its step and bisects, so an eps that rounds
+ * eps^(1/k) to 1 (the inverse is then infinite) costs about a hundred calls
+ * instead of a walk of 9e15 messages. */
+uint64_t rbf__plan_worst_n(uint64_t M, unsigned k, double eps)
 {
+    const uint64_t top = (uint64_t)9.0e15;
     if (M < 2)
         return 0;
     double t = log1p(-pow(eps, 1.0 / k)) / ((double)k * log1p(-1.0 / (double)M));
-    uint64_t N = t >= 9.0e15 ? (uint64_t)9.0e15 : (uint64_t)t;
-    while (N > 0 && rbf__model_f_w(M, k, N) > eps)
-        N--;
-    while (rbf__model_f_w(M, k, N + 1) <= eps)
-        N++;
-    return N;
+    uint64_t g = !(t > 0.0) ? 0 : t >= 9.0e15 ? top : (uint64_t)t;
+    uint64_t lo, hi; /* f_w(lo) <= eps < f_w(hi), or lo = top */
+    if (rbf__model_f_w(M, k, g) <= eps) {
+        lo = g;
+        for (uint64_t step = 1;; step *= 2) {
+            hi = top - lo < step ? top : lo + step;
+            if (rbf__model_f_w(M, k, hi) > eps)
+                break;
+            if (hi == top)
+                return top;
+            lo = hi;
+        }
+    } else {
+        hi = g;
+        for (uint64_t step = 1;; step *= 2) {
+            lo = hi < step ? 0 : hi - step;
+            if (rbf__model_f_w(M, k, lo) <= eps) /* f_w(0) = 0 */
+                break;
+            hi = lo;
+        }
+    }
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (rbf__model_f_w(M, k, mid) <= eps)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 /* A lower bound on f_o(N): f_w is increasing, so over J pieces [a_j,
@@ -198,7 +226,7 @@ int rbf__plan_nbounded(uint64_t M, double eps, unsigned K, int fast, plan_prog *
     if (!c)
         return RBF_ENOMEM;
     for (unsigned k = 1; k <= K; k++) {
-        uint64_t nw = worst_n(M, k, eps);
+        uint64_t nw = rbf__plan_worst_n(M, k, eps);
         choose_n(&out->worst_case, k, nw, rbf__model_f_w(M, k, nw));
         c[k - 1].k = k;
         c[k - 1].ub = (double)oracle_n_upper(M, k, eps, nw + 2);
