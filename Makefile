@@ -4,7 +4,9 @@
 #   make test        install missing Debian packages, build, run every test, then
 #                    the whole suite again under ASan+UBSan, the concurrency
 #                    tests under ThreadSanitizer, valgrind, then each fuzz
-#                    harness for FUZZ_SECONDS (docs/robustness.md)
+#                    harness on a fixed seed and number of inputs
+#                    (docs/robustness.md); make fuzz: each harness for
+#                    FUZZ_SECONDS from a random seed, to look for new findings
 #   make reproduce   regenerate the paper's results into report/
 #   make install     install headers, libraries, the CLI and rbf.pc (PREFIX=/usr/local)
 #   make python      build the Python module (python/rbf/_rbf.abi3.so) in place against
@@ -37,11 +39,11 @@ test: all
 	$(MAKE) --no-print-directory test-asan
 	$(MAKE) --no-print-directory test-tsan
 	$(MAKE) --no-print-directory test-valgrind
-	$(MAKE) --no-print-directory fuzz
+	JOBS=$(JOBS) scripts/fuzz.sh
 
 # valgrind memcheck of the suite, and each libFuzzer harness for FUZZ_SECONDS
 # (docs/robustness.md)
-FUZZ_SECONDS ?= 15
+FUZZ_SECONDS ?= 60
 test-valgrind: all
 	JOBS=$(JOBS) scripts/valgrind.sh $(BUILD)
 
