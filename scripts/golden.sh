@@ -4,7 +4,7 @@
 #                                         scripts/golden-cmds.txt, save outputs
 #   scripts/golden.sh compare DIR [RBF]   run them again and diff against DIR
 # RBF is the CLI (default build/rbf).  Fields that measure time
-# (elapsed_seconds, arrivals_per_second) are dropped before saving and
+# (elapsed_seconds, arrivals_per_second, read_seconds, model_seconds) are dropped before saving and
 # comparing; renamed keys are mapped by scripts/golden-renames.sed when it
 # exists (old key -> new key, one sed expression a line).
 set -euo pipefail
@@ -14,7 +14,7 @@ dir=${2:?directory}
 rbf=${3:-build/rbf}
 renames=scripts/golden-renames.sed
 clean() {
-  sed -E 's/"(elapsed_seconds|arrivals_per_second)": *[-0-9.eE+]+,? *//g' |
+  sed -E -e 's/"(elapsed_seconds|arrivals_per_second|read_seconds|model_seconds)": *[-0-9.eE+]+,? *//g' -e '/^seconds +[0-9.eE+-]+ reading/d' |
     if [ -f "$renames" ] && [ "$mode" = record ]; then sed -E -f "$renames"; else cat; fi
 }
 mkdir -p "$dir"

@@ -325,7 +325,7 @@ static int fn_compute(const cli_model_fn_args *a, const rbf_model_params *p,
     return rc;
 }
 
-static void fn_print_json(const cli_model_fn_args *a, const fn_out *r)
+void cli_model_fn_json_head(const cli_model_fn_args *a)
 {
     printf("{\"bits\": %llu, \"hashes\": %u, ", (unsigned long long)a->bits, a->hashes);
     if (a->sigma)
@@ -335,11 +335,15 @@ static void fn_print_json(const cli_model_fn_args *a, const fn_out *r)
     printf("\"hashing\": \"%s\", \"recycle\": \"%s\", \"phases\": %u, \"oracle\": %s",
            cli_hashing_name(a->nc), cli_recycle_name(a->ret), a->phases,
            a->oracle ? "true" : "false");
+}
+
+static void fn_print_json(const cli_model_fn_args *a, const fn_out *r)
+{
+    cli_model_fn_json_head(a);
     printf(", \"method\": \"%s\"", cli_method_name(a->method));
     if (a->phases == 2)
         printf(", \"bits_per_filter\": %llu", (unsigned long long)(a->bits / 2));
-    printf(", \"fp\": ");
-    cli_json_double(stdout, r->fp);
+    cli_json_field(stdout, "fp", r->fp);
     printf(", \"cycle_mean\": ");
     if (isinf(r->mean))
         printf("null");
@@ -354,8 +358,7 @@ static void fn_print_json(const cli_model_fn_args *a, const fn_out *r)
     if (a->fn) {
         printf(", \"workload\": ");
         cli_json_string(stdout, a->fn);
-        printf(", \"fn\": ");
-        cli_json_double(stdout, r->fr.fn);
+        cli_json_field(stdout, "fn", r->fr.fn);
         printf(", \"forgotten\": ");
         if (isnan(r->fr.forgotten))
             printf("null");
@@ -379,8 +382,7 @@ static void fn_print_json(const cli_model_fn_args *a, const fn_out *r)
                 printf("%s{\"gap\": %llu, \"forgotten\": ", i ? ", " : "",
                        (unsigned long long)a->forget[i]);
                 cli_json_double(stdout, rbf_model_forget(r->c, a->forget[i], RBF_MODEL_FROM_TICK, 0));
-                printf(", \"false_negative\": ");
-                cli_json_double(stdout, rbf_model_miss(r->c, a->forget[i], RBF_MODEL_FROM_TICK));
+                cli_json_field(stdout, "false_negative", rbf_model_miss(r->c, a->forget[i], RBF_MODEL_FROM_TICK));
                 printf("}");
             }
             printf("]");

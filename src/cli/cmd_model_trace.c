@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "model_fn.h"
@@ -29,39 +28,18 @@ int cli_trace_read(const char *cmd, const char *path, uint32_t **ids, struct rbf
     return 0;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void json_rates(const char *name, const rbf_model_trace_rates *r)
 {
     printf(", \"%s\": {\"fp\": ", name);
     cli_json_double(stdout, r->fp);
-    printf(", \"fn\": ");
-    cli_json_double(stdout, r->fn);
-    printf(", \"forgotten\": ");
-    cli_json_double(stdout, r->forgotten);
-    printf(", \"tick_fraction\": ");
-    cli_json_double(stdout, r->tick_fraction);
-    printf(", \"fp_se\": ");
-    if (isnan(r->fp_se))
-        printf("null");
-    else
-        cli_json_double(stdout, r->fp_se);
-    printf(", \"fn_se\": ");
-    if (isnan(r->fn_se))
-        printf("null");
-    else
-        cli_json_double(stdout, r->fn_se);
-    printf(", \"arrivals\": ");
-    cli_json_double(stdout, r->arrivals);
-    printf(", \"repeats\": ");
-    cli_json_double(stdout, r->repeats);
-    printf(", \"cycles\": ");
-    cli_json_double(stdout, r->cycles);
+    cli_json_field(stdout, "fn", r->fn);
+    cli_json_field(stdout, "forgotten", r->forgotten);
+    cli_json_field(stdout, "tick_fraction", r->tick_fraction);
+    cli_json_field(stdout, "fp_se", r->fp_se); /* null when not estimated */
+    cli_json_field(stdout, "fn_se", r->fn_se);
+    cli_json_field(stdout, "arrivals", r->arrivals);
+    cli_json_field(stdout, "repeats", r->repeats);
+    cli_json_field(stdout, "cycles", r->cycles);
     printf("}");
 }
 
@@ -87,13 +65,13 @@ int cli_model_trace(const cli_model_fn_args *a, const rbf_model_params *p,
         return cli_usage(CMD, "--new-fraction: applies to --fn gaps:FILE only (a trace has its own)");
     if (a->forget)
         return cli_usage(CMD, "--forget: not with --fn trace:FILE (ask it without --fn)");
-    double t0 = now_s();
+    double t0 = cli_wall_seconds();
     rbf_model_trace t;
     uint32_t *ids = NULL;
     int rc = cli_trace_read(CMD, path, &ids, &t);
     if (rc)
         return rc;
-    double t1 = now_s();
+    double t1 = cli_wall_seconds();
     if (a->arrivals > t.arrivals) {
         free(ids);
         return cli_usage(CMD, "--arrivals: %llu is more than the trace's %llu lines",
@@ -110,7 +88,7 @@ int cli_model_trace(const cli_model_fn_args *a, const rbf_model_params *p,
     rc = rbf_model_fn_trace(p, s, &t, &r);
     cli_progress_end();
     free(ids);
-    double t2 = now_s();
+    double t2 = cli_wall_seconds();
     if (rc == RBF_ENOMEM)
         return cli_fail(CMD, "out of memory (or a cycle distribution too long for this model)");
     if (rc == RBF_ECANCELED)
@@ -120,14 +98,7 @@ int cli_model_trace(const cli_model_fn_args *a, const rbf_model_params *p,
     const char *policy = a->sigma ? "sigma-bounded" : a->oracle ? "N-bounded oracle"
                                                                 : "N-bounded real user";
     if (a->json) {
-        printf("{\"bits\": %llu, \"hashes\": %u, ", (unsigned long long)a->bits, a->hashes);
-        if (a->sigma)
-            printf("\"sigma\": %llu, \"messages\": null, ", (unsigned long long)a->sigma);
-        else
-            printf("\"sigma\": null, \"messages\": %llu, ", (unsigned long long)a->messages);
-        printf("\"hashing\": \"%s\", \"recycle\": \"%s\", \"phases\": %u, \"oracle\": %s",
-               cli_hashing_name(a->nc), cli_recycle_name(a->ret), a->phases,
-               a->oracle ? "true" : "false");
+        cli_model_fn_json_head(a);
         printf(", \"workload\": ");
         cli_json_string(stdout, a->fn);
         printf(", \"method\": \"replay\", \"lines\": %llu, \"distinct\": %llu",
@@ -135,16 +106,11 @@ int cli_model_trace(const cli_model_fn_args *a, const rbf_model_params *p,
         printf(", \"window\": %llu, \"windows\": %llu, \"replicas\": %u",
                (unsigned long long)(a->arrivals ? a->arrivals : t.arrivals),
                (unsigned long long)r.windows, r.replicas);
-        printf(", \"new_fraction\": ");
-        cli_json_double(stdout, r.whole.arrivals > 0.0 ? 1.0 - r.whole.repeats / r.whole.arrivals : 0.0);
-        printf(", \"fp_law\": ");
-        cli_json_double(stdout, r.fp_law);
-        printf(", \"cycle_mean\": ");
-        cli_json_double(stdout, r.cycle_mean);
-        printf(", \"fp\": ");
-        cli_json_double(stdout, r.whole.fp);
-        printf(", \"fn\": ");
-        cli_json_double(stdout, r.whole.fn);
+        cli_json_field(stdout, "new_fraction", r.whole.arrivals > 0.0 ? 1.0 - r.whole.repeats / r.whole.arrivals : 0.0);
+        cli_json_field(stdout, "fp_law", r.fp_law);
+        cli_json_field(stdout, "cycle_mean", r.cycle_mean);
+        cli_json_field(stdout, "fp", r.whole.fp);
+        cli_json_field(stdout, "fn", r.whole.fn);
         json_rates("whole", &r.whole);
         json_rates("steady", &r.steady);
         printf(", \"forget_curve\": [");
@@ -154,18 +120,14 @@ int cli_model_trace(const cli_model_fn_args *a, const rbf_model_params *p,
             printf("%s{\"gap_lo\": %llu, \"gap_hi\": %llu, \"repeats\": ", first ? "" : ", ",
                    (unsigned long long)curve[b].gap_lo, (unsigned long long)curve[b].gap_hi);
             cli_json_double(stdout, curve[b].repeats);
-            printf(", \"forgotten\": ");
-            cli_json_double(stdout, curve[b].forgotten);
-            printf(", \"fn\": ");
-            cli_json_double(stdout, curve[b].fn);
+            cli_json_field(stdout, "forgotten", curve[b].forgotten);
+            cli_json_field(stdout, "fn", curve[b].fn);
             printf("}");
             first = 0;
         }
         printf("]");
-        printf(", \"read_seconds\": ");
-        cli_json_double(stdout, t1 - t0);
-        printf(", \"model_seconds\": ");
-        cli_json_double(stdout, t2 - t1);
+        cli_json_field(stdout, "read_seconds", t1 - t0);
+        cli_json_field(stdout, "model_seconds", t2 - t1);
         printf("}\n");
     } else {
         printf("model              %s, %s-phase, %s%s%s\n", policy, a->phases == 2 ? "two" : "one",

@@ -112,8 +112,7 @@ static void json_choice(const char *name, const rbf_plan_choice *c, int is_sigma
         printf("\"bits_per_filter\": %llu, ", (unsigned long long)(bits / 2));
     printf("\"expected_messages\": ");
     cli_json_double(stdout, c->expected_messages);
-    printf(", \"fp\": ");
-    cli_json_double(stdout, c->fp);
+    cli_json_field(stdout, "fp", c->fp);
     /* no gain against a worst case that cannot reach the target: null */
     printf(", \"gain_vs_worst_case\": ");
     if (c->gain_vs_worst_case > 0.0)
@@ -226,10 +225,8 @@ static void json_layouts(const rbf_plan *p, const rbf_plan_choice *b, uint64_t b
             printf("\"hashes\": null, \"sigma\": null, ");
         printf("\"expected_messages\": ");
         cli_json_double(stdout, c->feasible ? c->expected_messages : NAN);
-        printf(", \"messages_per_cycle_per_bit\": ");
-        cli_json_double(stdout, c->feasible ? c->expected_messages / (double)bits : NAN);
-        printf(", \"fp\": ");
-        cli_json_double(stdout, c->feasible ? c->fp : NAN);
+        cli_json_field(stdout, "messages_per_cycle_per_bit", c->feasible ? c->expected_messages / (double)bits : NAN);
+        cli_json_field(stdout, "fp", c->feasible ? c->fp : NAN);
         printf("}");
     }
     printf("}, \"blocked_vs_flat_per_bit\": ");

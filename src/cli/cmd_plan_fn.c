@@ -8,6 +8,40 @@
 
 static const char *const CMD = "plan";
 
+void cli_plan_fn_json_filter(uint64_t bits, const struct rbf_plan_options *o, int feasible,
+                             unsigned phases, unsigned hashes, uint64_t sigma, double expected,
+                             double fp)
+{
+    printf(", \"hashing\": \"%s\", \"recycle\": \"%s\", \"feasible\": %s",
+           cli_hashing_name(o->hashing == RBF_NON_COLLIDING),
+           cli_recycle_name(o->recycle == RBF_RETAINING), feasible ? "true" : "false");
+    if (!feasible) {
+        printf(", \"phases\": null");
+        return;
+    }
+    printf(", \"phases\": %u, \"hashes\": %u, \"sigma\": %llu, \"bits_per_filter\": %llu", phases,
+           hashes, (unsigned long long)sigma, (unsigned long long)(phases == 2 ? bits / 2 : bits));
+    cli_json_field(stdout, "expected_messages", expected);
+    cli_json_field(stdout, "fp", fp);
+}
+
+void cli_plan_fn_json_end(int feasible, uint64_t least)
+{
+    if (feasible || !least)
+        printf(", \"least_bits\": null}\n");
+    else
+        printf(", \"least_bits\": %llu}\n", (unsigned long long)least);
+}
+
+void cli_plan_fn_text_filter(unsigned phases, unsigned hashes, uint64_t sigma, double expected)
+{
+    printf("phases             %u%s\n", phases,
+           phases == 2 ? " (two filters of half the memory)" : "");
+    printf("hashes             %u\n", hashes);
+    printf("sigma              %llu\n", (unsigned long long)sigma);
+    printf("expected_messages  %.6g   (E[N_0] of one filter per cycle)\n", expected);
+}
+
 int cli_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
                       struct rbf_plan_options *o, int json)
 {
@@ -29,38 +63,18 @@ int cli_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
         cli_json_double(stdout, eps);
         printf(", \"remember\": %llu, \"miss_target\": ", (unsigned long long)remember);
         cli_json_double(stdout, miss);
-        printf(", \"hashing\": \"%s\", \"recycle\": \"%s\", \"feasible\": %s",
-               cli_hashing_name((o->hashing == RBF_NON_COLLIDING)), cli_recycle_name((o->recycle == RBF_RETAINING)),
-               r.feasible ? "true" : "false");
+        cli_plan_fn_json_filter(bits, o, r.feasible, r.phases, r.hashes, r.sigma,
+                                r.expected_messages, r.fp);
         if (r.feasible) {
-            printf(", \"phases\": %u, \"hashes\": %u, \"sigma\": %llu, \"bits_per_filter\": %llu",
-                   r.phases, r.hashes, (unsigned long long)r.sigma,
-                   (unsigned long long)(r.phases == 2 ? bits / 2 : bits));
-            printf(", \"expected_messages\": ");
-            cli_json_double(stdout, r.expected_messages);
-            printf(", \"fp\": ");
-            cli_json_double(stdout, r.fp);
-            printf(", \"miss\": ");
-            cli_json_double(stdout, r.miss);
+            cli_json_field(stdout, "miss", r.miss);
             printf(", \"miss_is_bound\": %s", r.miss_is_bound ? "true" : "false");
-            printf(", \"least_bits\": null");
-        } else {
-            printf(", \"phases\": null, \"least_bits\": ");
-            if (least)
-                printf("%llu", (unsigned long long)least);
-            else
-                printf("null");
         }
-        printf("}\n");
+        cli_plan_fn_json_end(r.feasible, least);
     } else if (r.feasible) {
         printf("Memory %llu bits, average false-positive rate <= %g, a message repeated\n"
                "within %llu new messages forgotten with probability <= %g:\n\n",
                (unsigned long long)bits, eps, (unsigned long long)remember, miss);
-        printf("phases             %u%s\n", r.phases,
-               r.phases == 2 ? " (two filters of half the memory)" : "");
-        printf("hashes             %u\n", r.hashes);
-        printf("sigma              %llu\n", (unsigned long long)r.sigma);
-        printf("expected_messages  %.6g   (E[N_0] of one filter per cycle)\n", r.expected_messages);
+        cli_plan_fn_text_filter(r.phases, r.hashes, r.sigma, r.expected_messages);
         printf("fp                 %.6g\n", r.fp);
         printf("miss               %s%.6g   (P(forgotten) after %llu new messages%s)\n",
                r.miss_is_bound ? "<= " : "", r.miss, (unsigned long long)remember,

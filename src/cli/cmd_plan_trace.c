@@ -53,40 +53,19 @@ int cli_plan_trace(uint64_t bits, double eps, const char *path, uint64_t arrival
                (unsigned long long)t.arrivals, (unsigned long long)t.distinct,
                (unsigned long long)(arrivals ? arrivals : t.arrivals));
         cli_json_double(stdout, miss);
-        printf(", \"hashing\": \"%s\", \"recycle\": \"%s\", \"feasible\": %s",
-               cli_hashing_name(o->hashing == RBF_NON_COLLIDING),
-               cli_recycle_name(o->recycle == RBF_RETAINING), r.feasible ? "true" : "false");
+        cli_plan_fn_json_filter(bits, o, r.feasible, r.phases, r.hashes, r.sigma,
+                                r.expected_messages, r.fp);
         if (r.feasible) {
-            printf(", \"phases\": %u, \"hashes\": %u, \"sigma\": %llu, \"bits_per_filter\": %llu",
-                   r.phases, r.hashes, (unsigned long long)r.sigma,
-                   (unsigned long long)(r.phases == 2 ? bits / 2 : bits));
-            printf(", \"expected_messages\": ");
-            cli_json_double(stdout, r.expected_messages);
-            printf(", \"fp\": ");
-            cli_json_double(stdout, r.fp);
-            printf(", \"fp_trace\": ");
-            cli_json_double(stdout, r.fp_trace);
-            printf(", \"fn\": ");
-            cli_json_double(stdout, r.fn);
-            printf(", \"least_bits\": null");
-        } else {
-            printf(", \"phases\": null, \"least_bits\": ");
-            if (least)
-                printf("%llu", (unsigned long long)least);
-            else
-                printf("null");
+            cli_json_field(stdout, "fp_trace", r.fp_trace);
+            cli_json_field(stdout, "fn", r.fn);
         }
-        printf("}\n");
+        cli_plan_fn_json_end(r.feasible, least);
     } else if (r.feasible) {
         printf("Memory %llu bits, average false-positive rate <= %g, false-negative rate\n"
                "<= %g on %s (%llu lines, %llu distinct, from an empty filter):\n\n",
                (unsigned long long)bits, eps, miss, path, (unsigned long long)t.arrivals,
                (unsigned long long)t.distinct);
-        printf("phases             %u%s\n", r.phases,
-               r.phases == 2 ? " (two filters of half the memory)" : "");
-        printf("hashes             %u\n", r.hashes);
-        printf("sigma              %llu\n", (unsigned long long)r.sigma);
-        printf("expected_messages  %.6g   (E[N_0] of one filter per cycle)\n", r.expected_messages);
+        cli_plan_fn_text_filter(r.phases, r.hashes, r.sigma, r.expected_messages);
         printf("fp                 %.6g   (the average rate; on the trace %.6g)\n", r.fp,
                r.fp_trace);
         printf("fn                 %.6g   (false negatives / repeats on the trace)\n", r.fn);

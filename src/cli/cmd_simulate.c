@@ -189,16 +189,11 @@ static void print_json(const rbf_sim_config *cfg, const char *wspec, const rbf_s
             const rbf_sim_rates *q = &r->epoch_rates[i];
             printf("%s{", i ? ", " : "");
             json_counts(stdout, &r->epoch_counts[i]);
-            printf(", \"fp\": ");
-            cli_json_double(stdout, q->fp);
-            printf(", \"fp_first\": ");
-            cli_json_double(stdout, q->fp_first);
-            printf(", \"fp_each\": ");
-            cli_json_double(stdout, q->fp_each);
-            printf(", \"fn\": ");
-            cli_json_double(stdout, q->fn);
-            printf(", \"messages_per_cycle\": ");
-            cli_json_double(stdout, q->messages_per_cycle);
+            cli_json_field(stdout, "fp", q->fp);
+            cli_json_field(stdout, "fp_first", q->fp_first);
+            cli_json_field(stdout, "fp_each", q->fp_each);
+            cli_json_field(stdout, "fn", q->fn);
+            cli_json_field(stdout, "messages_per_cycle", q->messages_per_cycle);
             printf("}");
         }
         printf("]");

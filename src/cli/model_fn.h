@@ -27,6 +27,10 @@ int cli_parse_gaps(const char *s, uint64_t **out, size_t *n, const char **err);
 
 int cli_model_fn(const cli_model_fn_args *a);
 
+/* The first members of rbf model --fn's JSON object, from its opening brace
+ * to "oracle": the filter asked about (cmd_model_fn.c). */
+void cli_model_fn_json_head(const cli_model_fn_args *a);
+
 /* Read --fn trace:FILE for command cmd: 0 with *ids and t's arrivals and
  * distinct set (t otherwise zero; free(*ids) when done), or the exit
  * status after saying what is wrong (cmd_model_trace.c). */
@@ -46,6 +50,18 @@ struct rbf_plan_options;
 /* rbf plan --remember W [--miss D] (cmd_plan_fn.c) */
 int cli_plan_remember(uint64_t bits, double eps, uint64_t remember, double miss,
                       struct rbf_plan_options *o, int json);
+
+/* What rbf plan --remember and --fn trace:FILE print of the filter they
+ * chose (cmd_plan_fn.c).  JSON: the members from "hashing" to "fp" ("phases":
+ * null when no filter meets the targets); then the caller's own rates; then
+ * cli_plan_fn_json_end: "least_bits" (null unless no filter was found and a
+ * least memory was) and the closing brace.  Text: the rows from phases to
+ * expected_messages. */
+void cli_plan_fn_json_filter(uint64_t bits, const struct rbf_plan_options *o, int feasible,
+                             unsigned phases, unsigned hashes, uint64_t sigma, double expected,
+                             double fp);
+void cli_plan_fn_json_end(int feasible, uint64_t least);
+void cli_plan_fn_text_filter(unsigned phases, unsigned hashes, uint64_t sigma, double expected);
 
 /* rbf plan --fn trace:FILE --miss D (cmd_plan_trace.c) */
 int cli_plan_trace(uint64_t bits, double eps, const char *path, uint64_t arrivals, double miss,

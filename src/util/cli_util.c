@@ -450,6 +450,12 @@ void cli_json_double(FILE *fp, double v)
     fputs(buf, fp);
 }
 
+void cli_json_field(FILE *fp, const char *name, double v)
+{
+    fprintf(fp, ", \"%s\": ", name);
+    cli_json_double(fp, v);
+}
+
 void cli_json_string(FILE *fp, const char *s)
 {
     fputc('"', fp);

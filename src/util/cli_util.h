@@ -122,8 +122,12 @@ int cli_no_operands(const char *cmd, int argc, char **argv);
  * pipe (EPIPE) returns CLI_EXIT_OK quietly. */
 int cli_finish_stdout(const char *cmd);
 
-/* A double in JSON: shortest round-trip form ("%.17g" trimmed), finite. */
+/* A double in JSON: shortest round-trip form ("%.17g" trimmed); null when
+ * not finite. */
 void cli_json_double(FILE *fp, double v);
+
+/* One more member of an object: `, "name": v` (v as cli_json_double). */
+void cli_json_field(FILE *fp, const char *name, double v);
 
 /* A JSON string with escapes. */
 void cli_json_string(FILE *fp, const char *s);
