@@ -15,37 +15,18 @@
 /* One block: the joint chain of (f, b) after L messages.              */
 
 
-static double hit_prob(unsigned W, int nc, unsigned q, unsigned lv)
+/* hash q at lv set bits of a block of W, lv < W: on a set bit, and on a
+ * clear one (the complement, rounded so; rbf__step_law) */
+static double blk_stay(uint64_t W, int nc, unsigned q, uint64_t lv)
 {
-    if (lv >= W)
-        return 1.0;
     if (!nc)
         return (double)lv / (double)W;
     return lv >= q ? (double)(lv - q) / (double)(W - q) : 0.0;
 }
 
-/* out[d], d = 0..k: new bits set by one message into a block at b bits.
- * The same law as rbf__model_step_dist (core), kept apart on purpose: the
- * move probability here is 1 - hit_prob, there (W - lv)/(W - q), and the
- * two round differently in the last bit (non-colliding), so sharing one
- * would change the blocked models' values. */
-static void step_dist(unsigned W, unsigned k, int nc, unsigned b, double *out)
+static double blk_move(uint64_t W, int nc, unsigned q, uint64_t lv)
 {
-    memset(out, 0, ((size_t)k + 1) * sizeof *out);
-    out[0] = 1.0;
-    for (unsigned q = 0; q < k; q++) {
-        for (unsigned d = q + 1;; d--) {
-            unsigned lv = b + d;
-            double v = 0.0;
-            if (d <= q && lv <= W)
-                v += out[d] * hit_prob(W, nc, q, lv);
-            if (d >= 1 && lv - 1 < W)
-                v += out[d - 1] * (1.0 - hit_prob(W, nc, q, lv - 1));
-            out[d] = v;
-            if (d == 0)
-                break;
-        }
-    }
+    return 1.0 - blk_stay(W, nc, q, lv);
 }
 
 static void chain_free(blk_chain *c)
@@ -174,7 +155,7 @@ int rbf__blk_chain_init(blk_chain *c, unsigned W, unsigned k, int nc, int need_f
         return RBF_ENOMEM;
     }
     for (unsigned b = 0; b <= W; b++) {
-        step_dist(W, k, nc, b, c->T + (size_t)b * (k + 1));
+        rbf__step_law(W, k, nc, b, blk_stay, blk_move, c->T + (size_t)b * (k + 1));
         c->rho[b] = c->T[(size_t)b * (k + 1)];
     }
     c->J[0] = 1.0;

@@ -227,32 +227,19 @@ double rbf__harm_diff(uint64_t n, uint64_t m)
 
 /* ---- the one-message step distribution */
 
+/* hash q at lv set bits of M, lv < M: on a set bit, and on a clear one */
+static double flat_stay(uint64_t M, int nc, unsigned q, uint64_t lv)
+{
+    return nc ? (lv >= q ? (double)(lv - q) / ((double)M - (double)q) : 0.0)
+              : (double)lv / (double)M;
+}
+
+static double flat_move(uint64_t M, int nc, unsigned q, uint64_t lv)
+{
+    return nc ? (double)(M - lv) / ((double)M - (double)q) : (double)(M - lv) / (double)M;
+}
+
 void rbf__model_step_dist(uint64_t bits, unsigned hashes, int non_colliding, uint64_t i, double *out)
 {
-    /* out[d] = P(one message from i bits sets exactly d new bits), built
-     * hash by hash: hash q stays with probability x_q(i+d). */
-    memset(out, 0, (hashes + 1) * sizeof *out);
-    out[0] = 1.0;
-    const double M = (double)bits;
-    for (unsigned q = 0; q < hashes; q++) {
-        for (unsigned d = q + 1;; d--) {
-            uint64_t lv = i + d;
-            double stay = 0.0, up = 0.0;
-            if (d <= q && lv < bits) {
-                double x = non_colliding ? (lv >= q ? (double)(lv - q) / (M - (double)q) : 0.0)
-                                         : (double)lv / M;
-                stay = out[d] * x;
-            } else if (d <= q) {
-                stay = out[d]; /* a full filter: every hash lands on a set bit */
-            }
-            if (d >= 1 && lv - 1 < bits) {
-                double mv = non_colliding ? (double)(bits - (lv - 1)) / (M - (double)q)
-                                          : (double)(bits - (lv - 1)) / M;
-                up = out[d - 1] * mv;
-            }
-            out[d] = stay + up;
-            if (d == 0)
-                break;
-        }
-    }
+    rbf__step_law(bits, hashes, non_colliding, i, flat_stay, flat_move, out);
 }

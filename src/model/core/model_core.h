@@ -79,6 +79,37 @@ double rbf__harm_diff(uint64_t n, uint64_t m);
  * without a threshold): out[d] for d = 0..k.  O(k^2). */
 void rbf__model_step_dist(uint64_t bits, unsigned hashes, int non_colliding, uint64_t i, double *out);
 
+/* The law behind it, for any set of W bits (a whole filter, or one block of
+ * the blocked layout): out[d], d = 0..k, the probability that one message
+ * arriving at b set bits sets exactly d new ones, built hash by hash.  Hash
+ * q (0-based) at lv set bits, lv < W, lands on a set bit with stay(W, nc,
+ * q, lv) and on a clear one with move(W, nc, q, lv); at lv >= W it lands
+ * on a set bit.  The caller gives both probabilities, not one and its
+ * complement, since the flat and blocked models round the second
+ * differently and their values must not move by an ulp.  Inline, so that
+ * each caller's two functions are inlined in turn. */
+static inline void rbf__step_law(uint64_t W, unsigned k, int nc, uint64_t b,
+                                 double (*stay)(uint64_t, int, unsigned, uint64_t),
+                                 double (*move)(uint64_t, int, unsigned, uint64_t), double *out)
+{
+    for (unsigned d = 1; d <= k; d++)
+        out[d] = 0.0;
+    out[0] = 1.0;
+    for (unsigned q = 0; q < k; q++) {
+        for (unsigned d = q + 1;; d--) {
+            uint64_t lv = b + d;
+            double s = 0.0, u = 0.0;
+            if (d <= q)
+                s = lv < W ? out[d] * stay(W, nc, q, lv) : out[d];
+            if (d >= 1 && lv - 1 < W)
+                u = out[d - 1] * move(W, nc, q, lv - 1);
+            out[d] = s + u;
+            if (d == 0)
+                break;
+        }
+    }
+}
+
 /* Cancellation check helper: calls the progress callback if any. */
 static inline int model_progress(const rbf_model_params *p, uint64_t done, uint64_t total)
 {
