@@ -13,6 +13,7 @@
 
 #include "cli_util.h"
 #include "rbf_model.h"
+#include "rbf_predict.h"
 #include "rbf_sim.h"
 #include "repro_internal.h"
 
@@ -131,14 +132,20 @@ static int b_plan(repro_ctx *c, b_point *pts, const double *eps, size_t ne, cons
                 break;
             pt->flat = fl.sigma_bounded;
             if (pt->blk.feasible) {
-                /* the blocked model itself, not rbf_predict: the figure
-                 * compares new arrivals per cycle as the simulator counts
-                 * them (messages_per_cycle), which rbf_predict does not
-                 * report (its messages_per_cycle is E[N_0]) */
+                /* the model parameters of the planned filter from
+                 * rbf_predict_params, then the blocked model itself, not
+                 * rbf_predict: the figure compares new arrivals per cycle
+                 * as the simulator counts them (the model's
+                 * messages_per_cycle), which rbf_predict does not report
+                 * (its messages_per_cycle is E[N_0]) */
+                rbf_config cfg;
+                rbf_config_init(&cfg);
+                cfg.bits = pt->bits;
+                cfg.hashes = pt->blk.hashes;
+                cfg.sigma = pt->blk.sigma;
+                cfg.layout = RBF_LAYOUT_BLOCKED;
                 rbf_model_params p;
-                rbf_model_params_init(&p);
-                p.bits = pt->bits;
-                p.hashes = pt->blk.hashes;
+                rbf_predict_params(&cfg, NULL, &p);
                 rbf_model_blocked_sigma_result r;
                 rc = rbf_model_blocked_sigma(&p, pt->blk.sigma, &r);
                 pt->blk_mpc = r.messages_per_cycle;

@@ -74,6 +74,10 @@ int rbf__cyc_sigma_pmf(const rbf_model_params *p, uint64_t sigma, uint64_t nmax,
             n = nmax;
         }
         uint64_t ahi = n;
+        /* trim the trailing tiny values too (the inflow's upper tail: left,
+         * it widens the window by a message at every level) */
+        while (ahi > lo && a[ahi] < CYC_TINY)
+            ahi--;
         /* the n-th tick at level b is a false positive with tau(b, 0) */
         if (stay > 0.0)
             for (uint64_t m = lo; m <= ahi; m++)
