@@ -108,11 +108,25 @@ void rbf__tr_law_free(tr_law *w)
  * zeroed by the caller.  Whole: everything; steady: from the first recycle
  * to the last.  cv (may be NULL, with at: each message's last arrival):
  * the repeats, forgotten and false negatives by gap in arrivals. */
+/* x^k for the whole number k = w->k */
+static inline double kpow(double x, unsigned k)
+{
+    double r = 1.0;
+    while (k) {
+        if (k & 1)
+            r *= x;
+        x *= x;
+        k >>= 1;
+    }
+    return r;
+}
+
 void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_t to,
                     uint32_t *st, uint64_t *rng, tr_tally *whole, tr_tally *steady,
                     uint32_t *at, tr_curve *cv)
 {
     const uint32_t lag = w->two ? 1u : 0u;
+    const unsigned kk = (unsigned)w->k;
     uint32_t cyc = 2;
     uint64_t u = 0, L = tr_draw(w, rng), cycles = 0;
     tr_tally t, first, last;
@@ -153,8 +167,8 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
                 const double al = -expm1(LF), be = -expm1(LN);
                 const double pA = fF * al + (1.0 - fF) * be;
                 if (w->oracle) /* re-inserted repeats are no ticks, but set bits */
-                    ph = model_clamp01(ph + pow(pA, w->k) - pow(-expm1(L0), w->k));
-                double dd = pow(fF * al, w->k) - pow(pA * fF, w->k);
+                    ph = model_clamp01(ph + kpow(pA, kk) - kpow(-expm1(L0), kk));
+                double dd = kpow(fF * al, kk) - kpow(pA * fF, kk);
                 q = model_clamp01(1.0 - ((1.0 - ph) * keepF + (dd > 0.0 ? dd : 0.0)));
             } else if (w->two) {
                 q = ph;
@@ -205,8 +219,8 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
                     /* the oracle's re-inserted repeats filled the closing
                      * filter beyond the law's N messages: it is frozen so */
                     const double pA = fF * -expm1(LF) + (1.0 - fF) * -expm1(LN);
-                    const double rf = model_clamp01(w->rho_f + pow(pA, w->k) -
-                                                    pow(-expm1(L0), w->k));
+                    const double rf = model_clamp01(w->rho_f + kpow(pA, kk) -
+                                                    kpow(-expm1(L0), kk));
                     keepF = 1.0 - rf;
                     fF = rf > 0.0 ? pow(rf, 1.0 / w->k) : 0.0;
                     lF = fF * w->Md > 1.0 ? w->k * log1p(-1.0 / (fF * w->Md)) : 0.0;
