@@ -226,49 +226,124 @@ done:
     return RBF_OK;
 }
 
-/* ---- dense ids: open addressing on the 64-bit key */
+/* ---- dense ids: open addressing on the 64-bit key, the table sized by the
+ * distinct keys seen so far (at most half full; doubled and rehashed as they
+ * grow), so a long trace of few distinct lines keeps a table that fits in
+ * the cache.  Ids are given in order of first occurrence, whatever the
+ * table's size. */
+
+typedef struct dense_tab {
+    uint64_t *tk; /* keys */
+    uint32_t *tv; /* ids, UINT32_MAX: empty */
+    size_t cap;   /* a power of two */
+    uint64_t next; /* ids given */
+} dense_tab;
+
+static size_t dense_slot(const uint64_t *tk, const uint32_t *tv, size_t mask, uint64_t k)
+{
+    size_t h = (size_t)((k * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
+    while (tv[h] != UINT32_MAX && tk[h] != k)
+        h = (h + 1) & mask;
+    return h;
+}
+
+static void dense_free(dense_tab *d)
+{
+    rbf__free(d->tk);
+    rbf__free(d->tv);
+    memset(d, 0, sizeof *d);
+}
+
+static int dense_alloc(dense_tab *d, size_t cap)
+{
+    d->tk = rbf__malloc(cap * sizeof *d->tk);
+    d->tv = rbf__malloc(cap * sizeof *d->tv);
+    if (!d->tk || !d->tv) {
+        dense_free(d);
+        return RBF_ENOMEM;
+    }
+    memset(d->tv, 0xff, cap * sizeof *d->tv);
+    d->cap = cap;
+    return RBF_OK;
+}
+
+/* The id of key k, a new one (*fresh = 1) if it was not seen; RBF_EINVAL
+ * past 2^32 - 2 ids, RBF_ENOMEM. */
+static int dense_id(dense_tab *d, uint64_t k, uint32_t *id, int *fresh)
+{
+    size_t h = dense_slot(d->tk, d->tv, d->cap - 1, k);
+    *fresh = d->tv[h] == UINT32_MAX;
+    if (*fresh) {
+        if (d->next >= UINT32_MAX - 1)
+            return RBF_EINVAL;
+        if (2 * (d->next + 1) > d->cap) { /* keep it at most half full */
+            dense_tab g = {0};
+            if (dense_alloc(&g, 2 * d->cap))
+                return RBF_ENOMEM;
+            for (size_t s = 0; s < d->cap; s++)
+                if (d->tv[s] != UINT32_MAX) {
+                    size_t e = dense_slot(g.tk, g.tv, g.cap - 1, d->tk[s]);
+                    g.tk[e] = d->tk[s];
+                    g.tv[e] = d->tv[s];
+                }
+            g.next = d->next;
+            dense_free(d);
+            *d = g;
+            h = dense_slot(d->tk, d->tv, d->cap - 1, k);
+        }
+        d->tk[h] = k;
+        d->tv[h] = (uint32_t)d->next++;
+    }
+    *id = d->tv[h];
+    return RBF_OK;
+}
 
 int rbf__sim_dense_ids(const uint64_t *keys, size_t n, uint32_t *ids_out, uint64_t *first_key,
                   uint64_t *distinct)
 {
-    size_t cap = 16;
-    while (cap < 2 * n + 2)
-        cap <<= 1;
-    uint64_t *tk = rbf__malloc(cap * sizeof *tk);
-    uint32_t *tv = rbf__malloc(cap * sizeof *tv);
-    if (!tk || !tv) {
-        rbf__free(tk);
-        rbf__free(tv);
-        return RBF_ENOMEM;
+    dense_tab d = {0};
+    int rc = dense_alloc(&d, 1024), fresh;
+    for (size_t i = 0; i < n && !rc; i++) {
+        rc = dense_id(&d, keys[i], &ids_out[i], &fresh);
+        if (!rc && fresh && first_key)
+            first_key[ids_out[i]] = keys[i];
     }
-    memset(tv, 0xff, cap * sizeof *tv); /* UINT32_MAX = empty */
-    uint64_t next = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = keys[i];
-        size_t h = (size_t)((k * 0x9e3779b97f4a7c15ULL) >> 32) & (cap - 1);
-        while (tv[h] != UINT32_MAX && tk[h] != k)
-            h = (h + 1) & (cap - 1);
-        if (tv[h] == UINT32_MAX) {
-            if (next >= UINT32_MAX - 1) {
-                rbf__free(tk);
-                rbf__free(tv);
-                return RBF_EINVAL;
-            }
-            tk[h] = k;
-            tv[h] = (uint32_t)next;
-            if (first_key)
-                first_key[next] = k;
-            next++;
-        }
-        ids_out[i] = tv[h];
-    }
-    rbf__free(tk);
-    rbf__free(tv);
-    *distinct = next;
-    return RBF_OK;
+    *distinct = d.next;
+    dense_free(&d);
+    return rc;
 }
 
 /* ---- traces */
+
+/* Append to a growing array of n entries of `size` bytes (capacity *cap). */
+static int grow(void **a, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return RBF_OK;
+    size_t nc = *cap ? 2 * *cap : 1024;
+    void *p = rbf__realloc(*a, nc * size);
+    if (!p)
+        return RBF_ENOMEM;
+    *a = p;
+    *cap = nc;
+    return RBF_OK;
+}
+
+/* One line read: its hash, its id, and the hash of a new id. */
+static int trace_line(sim_trace *t, dense_tab *d, size_t *lcap, size_t *hcap, const char *p,
+                      size_t len)
+{
+    uint64_t k = XXH3_64bits(p, len);
+    uint32_t id;
+    int fresh, rc = grow((void **)&t->line_id, lcap, t->lines, sizeof *t->line_id);
+    if (!rc)
+        rc = dense_id(d, k, &id, &fresh);
+    if (!rc && fresh && !(rc = grow((void **)&t->hashes, hcap, t->ids, sizeof *t->hashes)))
+        t->hashes[t->ids++] = k;
+    if (!rc)
+        t->line_id[t->lines++] = id;
+    return rc;
+}
 
 int rbf__sim_trace_load(const char *path, sim_trace *t)
 {
@@ -276,26 +351,30 @@ int rbf__sim_trace_load(const char *path, sim_trace *t)
     FILE *fp = fopen(path, "rb");
     if (!fp)
         return RBF_EIO;
-    /* Hash each line as it streams past; keep only the hashes. */
-    size_t cap = 1024, n = 0;
-    uint64_t *h = rbf__malloc(cap * sizeof *h);
-    size_t lcap = 256, llen = 0;
-    char *line = rbf__malloc(lcap);
-    int rc = RBF_OK;
-    if (!h || !line)
-        rc = RBF_ENOMEM;
+    /* Hash each line as it streams past and give it its id at once: what
+     * is kept is an id a line and a hash a distinct line.  A line that lies
+     * whole in the buffer is hashed in place; one cut by the buffer's end
+     * is gathered in `line`. */
+    size_t lcap = 0, hcap = 0, gcap = 256, llen = 0;
+    char *line = rbf__malloc(gcap);
+    dense_tab d = {0};
+    int rc = line ? dense_alloc(&d, 1024) : RBF_ENOMEM;
     char buf[1 << 16];
     size_t got;
-    int pending = 0; /* bytes of an unterminated line are in `line` */
     while (rc == RBF_OK && (got = fread(buf, 1, sizeof buf, fp)) > 0) {
         size_t i = 0;
-        while (i < got) {
+        while (i < got && rc == RBF_OK) {
             char *nl = memchr(buf + i, '\n', got - i);
             size_t take = nl ? (size_t)(nl - (buf + i)) : got - i;
-            if (llen + take > lcap) {
-                while (llen + take > lcap)
-                    lcap *= 2;
-                char *nb = rbf__realloc(line, lcap);
+            if (nl && llen == 0) { /* whole in the buffer */
+                rc = trace_line(t, &d, &lcap, &hcap, buf + i, take);
+                i += take + 1;
+                continue;
+            }
+            if (llen + take > gcap) {
+                while (llen + take > gcap)
+                    gcap *= 2;
+                char *nb = rbf__realloc(line, gcap);
                 if (!nb) {
                     rc = RBF_ENOMEM;
                     break;
@@ -305,61 +384,35 @@ int rbf__sim_trace_load(const char *path, sim_trace *t)
             memcpy(line + llen, buf + i, take);
             llen += take;
             i += take;
-            pending = llen > 0;
             if (nl) {
-                if (n == cap) {
-                    uint64_t *nh = rbf__realloc(h, 2 * cap * sizeof *h);
-                    if (!nh) {
-                        rc = RBF_ENOMEM;
-                        break;
-                    }
-                    h = nh;
-                    cap *= 2;
-                }
-                h[n++] = XXH3_64bits(line, llen);
+                rc = trace_line(t, &d, &lcap, &hcap, line, llen);
                 llen = 0;
-                pending = 0;
                 i++; /* the '\n' */
             }
         }
     }
     if (rc == RBF_OK && ferror(fp))
         rc = RBF_EIO;
-    if (rc == RBF_OK && pending) {
-        if (n == cap) {
-            uint64_t *nh = rbf__realloc(h, (cap + 1) * sizeof *h);
-            if (!nh)
-                rc = RBF_ENOMEM;
-            else
-                h = nh;
-        }
-        if (rc == RBF_OK)
-            h[n++] = XXH3_64bits(line, llen);
-    }
+    if (rc == RBF_OK && llen > 0) /* an unterminated last line */
+        rc = trace_line(t, &d, &lcap, &hcap, line, llen);
     int saved = errno;
     fclose(fp);
     rbf__free(line);
-    if (rc == RBF_OK && n == 0)
+    dense_free(&d);
+    if (rc == RBF_OK && t->lines == 0)
         rc = RBF_EINVAL;
-    if (rc == RBF_OK) {
-        t->line_id = rbf__malloc(n * sizeof *t->line_id);
-        t->hashes = rbf__malloc(n * sizeof *t->hashes);
-        if (!t->line_id || !t->hashes)
-            rc = RBF_ENOMEM;
-        else
-            rc = rbf__sim_dense_ids(h, n, t->line_id, t->hashes, &t->ids);
-    }
-    rbf__free(h);
     if (rc != RBF_OK) {
         rbf__sim_trace_free(t);
         errno = saved;
         return rc;
     }
-    t->lines = n;
-    /* Give back the unused part of the id -> hash table. */
-    uint64_t *shrunk = rbf__realloc(t->hashes, (size_t)t->ids * sizeof *t->hashes);
-    if (shrunk)
-        t->hashes = shrunk;
+    /* Give back the unused parts. */
+    uint32_t *ls = rbf__realloc(t->line_id, (size_t)t->lines * sizeof *t->line_id);
+    if (ls)
+        t->line_id = ls;
+    uint64_t *hs = rbf__realloc(t->hashes, (size_t)t->ids * sizeof *t->hashes);
+    if (hs)
+        t->hashes = hs;
     return RBF_OK;
 }
 
