@@ -222,7 +222,10 @@ out:
     return rc;
 }
 
-/* Joint pass: P(f false positives in a cycle), f = 0..F, into out. */
+/* Joint pass: P(f false positives in a cycle), f = 0..F, into out.  Level
+ * b's row holds the law of f on [flo[b], fhi[b]] (flo > fhi: empty);
+ * values below CYC_TINY are dropped at the low end of a row, as whole rows
+ * and the high end are. */
 int rbf__cyc_nreal_joint(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
                        uint64_t F, double *out, double *phi, double *lost)
 {
@@ -233,12 +236,17 @@ int rbf__cyc_nreal_joint(const rbf_model_params *p, uint64_t N, const double *ta
     double *q = rbf__calloc((bmax + 1) * W, sizeof *q), *q2 = rbf__calloc((bmax + 1) * W, sizeof *q2);
     double *sv = rbf__malloc(W * sizeof *sv);
     uint64_t *fhi = rbf__calloc(bmax + 1, sizeof *fhi), *fhi2 = rbf__calloc(bmax + 1, sizeof *fhi2);
+    uint64_t *flo = rbf__malloc((bmax + 1) * sizeof *flo);
+    uint64_t *flo2 = rbf__malloc((bmax + 1) * sizeof *flo2);
     int rc = RBF_OK;
-    if (!q || !q2 || !sv || !fhi || !fhi2) {
+    if (!q || !q2 || !sv || !fhi || !fhi2 || !flo || !flo2) {
         rc = RBF_ENOMEM;
         goto out;
     }
+    memset(flo, 0xff, (bmax + 1) * sizeof *flo); /* UINT64_MAX */
+    memset(flo2, 0xff, (bmax + 1) * sizeof *flo2);
     q[0] = 1.0;
+    flo[0] = 0;
     uint64_t lo = 0, hi = 0;
     model_sum lostsum;
     msum_init(&lostsum);
@@ -250,27 +258,26 @@ int rbf__cyc_nreal_joint(const rbf_model_params *p, uint64_t N, const double *ta
         uint64_t nlo = UINT64_MAX, nhi = 0;
         for (uint64_t b = lo; b <= hi; b++) {
             double *row = q + b * W;
-            uint64_t top = fhi[b];
+            const uint64_t f0 = flo[b], top = fhi[b];
+            if (f0 > top)
+                continue; /* empty */
             const double *t = tau + b * (k + 1);
             double rho = t[0];
             double any = 0.0;
-            for (uint64_t f = 0; f <= top; f++)
+            for (uint64_t f = f0; f <= top; f++)
                 any += row[f];
-            if (any < CYC_TINY) {
-                memset(row, 0, (top + 1) * sizeof *row);
+            if (any < CYC_TINY || rho >= 1.0) {
+                if (!(any < CYC_TINY))
+                    msum_add(&lostsum, any);
+                memset(row + f0, 0, (top - f0 + 1) * sizeof *row);
                 fhi[b] = 0;
-                continue;
-            }
-            if (rho >= 1.0) {
-                msum_add(&lostsum, any);
-                memset(row, 0, (top + 1) * sizeof *row);
-                fhi[b] = 0;
+                flo[b] = UINT64_MAX;
                 continue;
             }
             /* S(f) = rho S(f-1) + row(f), extended past top while it matters */
             double prev = 0.0;
             uint64_t f;
-            for (f = 0; f <= F; f++) {
+            for (f = f0; f <= F; f++) {
                 double x = rho * prev + (f <= top ? row[f] : 0.0);
                 sv[f] = x;
                 prev = x;
@@ -281,10 +288,12 @@ int rbf__cyc_nreal_joint(const rbf_model_params *p, uint64_t N, const double *ta
                 msum_add(&lostsum, prev * rho / (1.0 - rho));
                 f = F;
             }
-            uint64_t stop = f;
+            uint64_t stop = f, g0 = f0;
+            while (g0 < stop && sv[g0] < CYC_TINY)
+                g0++;
             /* the tick after c bit-setting ones and f false positives (its
              * (c + f + 1)-th) is a false positive with rho */
-            for (uint64_t g = 0; g <= stop; g++)
+            for (uint64_t g = g0; g <= stop; g++)
                 phi[c + g] += rho * sv[g];
             for (unsigned d = 1; d <= k; d++) {
                 if (t[d] <= 0.0)
@@ -293,17 +302,20 @@ int rbf__cyc_nreal_joint(const rbf_model_params *p, uint64_t N, const double *ta
                     continue;
                 }
                 double *dst = q2 + (b + d) * W;
-                for (uint64_t g = 0; g <= stop; g++)
+                for (uint64_t g = g0; g <= stop; g++)
                     dst[g] += sv[g] * t[d];
                 if (stop > fhi2[b + d])
                     fhi2[b + d] = stop;
+                if (g0 < flo2[b + d])
+                    flo2[b + d] = g0;
                 if (b + d < nlo)
                     nlo = b + d;
                 if (b + d > nhi)
                     nhi = b + d;
             }
-            memset(row, 0, (top + 1) * sizeof *row);
+            memset(row + f0, 0, (top - f0 + 1) * sizeof *row);
             fhi[b] = 0;
+            flo[b] = UINT64_MAX;
         }
         double *sw = q;
         q = q2;
@@ -311,6 +323,9 @@ int rbf__cyc_nreal_joint(const rbf_model_params *p, uint64_t N, const double *ta
         uint64_t *sf = fhi;
         fhi = fhi2;
         fhi2 = sf;
+        sf = flo;
+        flo = flo2;
+        flo2 = sf;
         if (nlo == UINT64_MAX) {
             lo = 1;
             hi = 0;
@@ -321,7 +336,7 @@ int rbf__cyc_nreal_joint(const rbf_model_params *p, uint64_t N, const double *ta
     }
     memset(out, 0, W * sizeof *out);
     for (uint64_t b = lo; b <= hi; b++)
-        for (uint64_t f = 0; f <= fhi[b]; f++)
+        for (uint64_t f = flo[b]; f <= fhi[b]; f++)
             out[f] += q[b * W + f];
     *lost = msum_get(&lostsum);
 out:
@@ -330,5 +345,7 @@ out:
     rbf__free(sv);
     rbf__free(fhi);
     rbf__free(fhi2);
+    rbf__free(flo);
+    rbf__free(flo2);
     return rc;
 }
