@@ -27,19 +27,10 @@
 #include "rbf_alloc.h"
 #include "rbf_abi.h"
 
-/* splitmix64: the cycle draws */
-static uint64_t tr_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* a cycle's length in ticks, by inversion of the law's distribution */
 static uint64_t tr_draw(const tr_law *w, uint64_t *rng)
 {
-    double u = (double)(tr_next(rng) >> 11) * 0x1.0p-53;
+    double u = (double)(rbf_splitmix64(rng) >> 11) * 0x1.0p-53; /* the cycle draws */
     size_t lo = 0, hi = (size_t)w->len; /* cdf[hi] >= u */
     if (u >= w->cdf[hi])
         return w->len ? w->len : 1;
