@@ -315,18 +315,18 @@ int rbf__sim_dense_ids(const uint64_t *keys, size_t n, uint32_t *ids_out, uint64
 
 /* ---- traces */
 
-/* Append to a growing array of n entries of `size` bytes (capacity *cap). */
-static int grow(void **a, size_t *cap, size_t n, size_t size)
+/* Room for entry n of an array of `size`-byte entries with capacity *cap:
+ * the array, moved if it had to grow (NULL when out of memory; the old one
+ * is then left as it was). */
+static void *grow(void *a, size_t *cap, size_t n, size_t size)
 {
     if (n < *cap)
-        return RBF_OK;
+        return a;
     size_t nc = *cap ? 2 * *cap : 1024;
-    void *p = rbf__realloc(*a, nc * size);
-    if (!p)
-        return RBF_ENOMEM;
-    *a = p;
-    *cap = nc;
-    return RBF_OK;
+    void *p = rbf__realloc(a, nc * size);
+    if (p)
+        *cap = nc;
+    return p;
 }
 
 /* One line read: its hash, its id, and the hash of a new id. */
@@ -334,15 +334,23 @@ static int trace_line(sim_trace *t, dense_tab *d, size_t *lcap, size_t *hcap, co
                       size_t len)
 {
     uint64_t k = XXH3_64bits(p, len);
+    uint32_t *ids = grow(t->line_id, lcap, t->lines, sizeof *t->line_id);
+    if (!ids)
+        return RBF_ENOMEM;
+    t->line_id = ids;
     uint32_t id;
-    int fresh, rc = grow((void **)&t->line_id, lcap, t->lines, sizeof *t->line_id);
-    if (!rc)
-        rc = dense_id(d, k, &id, &fresh);
-    if (!rc && fresh && !(rc = grow((void **)&t->hashes, hcap, t->ids, sizeof *t->hashes)))
+    int fresh, rc = dense_id(d, k, &id, &fresh);
+    if (rc)
+        return rc;
+    if (fresh) {
+        uint64_t *hs = grow(t->hashes, hcap, t->ids, sizeof *t->hashes);
+        if (!hs)
+            return RBF_ENOMEM;
+        t->hashes = hs;
         t->hashes[t->ids++] = k;
-    if (!rc)
-        t->line_id[t->lines++] = id;
-    return rc;
+    }
+    t->line_id[t->lines++] = id;
+    return RBF_OK;
 }
 
 int rbf__sim_trace_load(const char *path, sim_trace *t)
