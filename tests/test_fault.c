@@ -651,6 +651,70 @@ static void test_fault_sim(void **state)
     }
 }
 
+/* ---- trace reading: the ids of every line, the table and the arrays
+ * growing (3000 lines, 1500 distinct, one line longer than the read
+ * buffer), with each allocation failing in turn */
+
+typedef struct trace_st {
+    char path[64];
+    uint32_t *ref, *ids;
+    uint64_t nref, n;
+    uint32_t dref, d;
+} trace_st;
+
+static int trace_run(void *p)
+{
+    trace_st *t = p;
+    return rbf_sim_trace_read(t->path, &t->ids, &t->n, &t->d);
+}
+
+static void trace_check(void *p)
+{
+    trace_st *t = p;
+    assert_int_equal(t->n, t->nref);
+    assert_int_equal(t->d, t->dref);
+    assert_memory_equal(t->ids, t->ref, t->n * sizeof *t->ids);
+}
+
+static void trace_release(void *p)
+{
+    trace_st *t = p;
+    free(t->ids); /* plain malloc, by the API's contract */
+    t->ids = NULL;
+}
+
+static void test_fault_trace_read(void **state)
+{
+    (void)state;
+    trace_st t;
+    memset(&t, 0, sizeof t);
+    strcpy(t.path, "/tmp/rbf_fault_trace_XXXXXX");
+    int fd = mkstemp(t.path);
+    assert_true(fd >= 0);
+    FILE *fp = fdopen(fd, "w");
+    assert_non_null(fp);
+    for (int i = 0; i < 3000; i++) {
+        if (i == 1000) /* one line of 70000 bytes: it spans two reads */
+            for (int j = 0; j < 70000; j++)
+                fputc('x', fp);
+        fprintf(fp, "w%d\n", i % 1500);
+    }
+    fputs("no newline at the end", fp);
+    assert_int_equal(fclose(fp), 0);
+    assert_int_equal(rbf_sim_trace_read(t.path, &t.ref, &t.nref, &t.dref), RBF_OK);
+    assert_int_equal(t.nref, 3001);
+    assert_int_equal(t.dref, 1502);
+    assert_int_equal(t.ref[0], 0);
+    assert_int_equal(t.ref[1500], 0);  /* "w0" again */
+    assert_int_equal(t.ref[1000], 1000); /* "xx...x" "w1000": the long line */
+    assert_int_equal(t.ref[2500], 1500); /* "w1000" itself, new there */
+    assert_int_equal(t.ref[3000], 1501);
+    fault_case fc = {"rbf_sim_trace_read", trace_run, trace_check, trace_release, &t};
+    run_faults(&fc);
+    free(t.ref);
+    unlink(t.path);
+}
+
 static void test_allocator_arguments(void **state)
 {
     (void)state;
@@ -679,7 +743,7 @@ int main(void)
         cmocka_unit_test(test_allocator_arguments), cmocka_unit_test(test_fault_new),
         cmocka_unit_test(test_fault_load),          cmocka_unit_test(test_fault_save),
         cmocka_unit_test(test_fault_models),        cmocka_unit_test(test_fault_plan), cmocka_unit_test(test_fault_models_2),
-        cmocka_unit_test(test_fault_sim),
+        cmocka_unit_test(test_fault_sim), cmocka_unit_test(test_fault_trace_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
