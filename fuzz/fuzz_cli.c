@@ -9,9 +9,10 @@
  * them exceeds 64 (so a valid command line does tiny work), when they name a
  * path ('/': no reading of arbitrary files such as /dev/zero), or when they
  * would read stdin (dedup) or write files (reproduce, bench); `simulate` runs
- * 2000 arrivals an epoch unless the input says otherwise (its default of
- * 100000 takes seconds under the sanitizers, and more with many hashes and
- * epochs).  What is
+ * 2000 arrivals an epoch unless the input says otherwise or names a trace
+ * (its default of 100000 takes seconds under the sanitizers, and more with
+ * many hashes and epochs; a trace is replayed whole, and --arrivals with it
+ * is a usage error).  What is
  * checked: no crash, no leak, no undefined behaviour, and exit statuses in
  * {0, 1, 2}.
  */
@@ -94,7 +95,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         skip = has_big_number(argv[i]) || strchr(argv[i], '/') != NULL ||
                (!cmd && i == 1 && strcmp(argv[1], "model") && strcmp(argv[1], "plan") &&
                 strcmp(argv[1], "simulate") && argv[1][0] != '-' && strcmp(argv[1], "help"));
-    if (!skip && argc > 1 && !strcmp(argv[1], "simulate")) { /* lighter, overridable */
+    int trace = 0; /* --arrivals is a usage error with a trace workload */
+    for (int i = 2; i < argc; i++)
+        trace |= strstr(argv[i], "trace:") != NULL;
+    if (!skip && !trace && argc > 1 && !strcmp(argv[1], "simulate")) { /* lighter, overridable */
         memmove(argv + 4, argv + 2, (size_t)(argc - 1) * sizeof argv[0]);
         argv[2] = (char *)"--arrivals";
         argv[3] = (char *)"2000";

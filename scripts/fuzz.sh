@@ -5,7 +5,8 @@
 #   scripts/fuzz.sh               make test's run: a fixed seed and a fixed
 #                                 number of inputs per harness, so every run
 #                                 tries the same inputs however busy the
-#                                 machine (at most 300 s per harness)
+#                                 machine (no time cap: a slow machine takes
+#                                 longer; a hanging input still fails at 60 s)
 #   scripts/fuzz.sh SECONDS       make fuzz's run: SECONDS per harness from a
 #                                 random seed, to look for new findings
 # Environment: FUZZ_BUILD (default build-fuzz), JOBS, FUZZ_SEED (a seed for
@@ -49,7 +50,7 @@ for h in load:load:2000000 load_file:load:40000 parse:parse:4000000 cli:cli:1000
     what="in ${T}s"
     work=$B/fuzz/corpus-$name # grows from run to run
   else
-    bound=(-runs="${rest#*:}" -max_total_time=300 -seed=1)
+    bound=(-runs="${rest#*:}" -seed=1)
     what="(seed 1)"
     work=$B/fuzz/fixed-$name # starts from the seeds alone every time
     rm -rf "$work"
@@ -60,7 +61,7 @@ for h in load:load:2000000 load_file:load:40000 parse:parse:4000000 cli:cli:1000
        -max_len=4096 -close_fd_mask=3 -print_final_stats=1 \
        -artifact_prefix="$B/fuzz/crash-$name-" "$work" "$seeds" >"$log" 2>&1; then
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)
     echo "fuzz_$name: ok, $execs executions $what, $cov, corpus $(ls "$work" | wc -l)"
   else
     status=1

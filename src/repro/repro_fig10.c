@@ -145,10 +145,12 @@ static int b_plan(repro_ctx *c, b_point *pts, const double *eps, size_t ne, cons
                 cfg.sigma = pt->blk.sigma;
                 cfg.layout = RBF_LAYOUT_BLOCKED;
                 rbf_model_params p;
-                rbf_predict_params(&cfg, NULL, &p);
                 rbf_model_blocked_sigma_result r;
-                rc = rbf_model_blocked_sigma(&p, pt->blk.sigma, &r);
-                pt->blk_mpc = r.messages_per_cycle;
+                rc = rbf_predict_params(&cfg, NULL, &p);
+                if (!rc)
+                    rc = rbf_model_blocked_sigma(&p, pt->blk.sigma, &r);
+                if (!rc)
+                    pt->blk_mpc = r.messages_per_cycle;
             }
             if (pt->flat.feasible && pt->blk.feasible) {
                 double ratio = pt->blk.expected_messages / pt->flat.expected_messages;

@@ -95,11 +95,8 @@ void rbf__tr_law_free(tr_law *w)
     memset(w, 0, sizeof *w);
 }
 
-/* Replay arrivals [from, to) from an empty filter; st (distinct words)
- * zeroed by the caller.  Whole: everything; steady: from the first recycle
- * to the last.  cv (may be NULL, with at: each message's last arrival):
- * the repeats, forgotten and false negatives by gap in arrivals. */
-/* x^k for the whole number k = w->k */
+/* x^k for a whole number k (the replay's k = w->k): by squaring, cheaper
+ * than pow() and within a few units in the last place of it */
 static inline double kpow(double x, unsigned k)
 {
     double r = 1.0;
@@ -112,6 +109,10 @@ static inline double kpow(double x, unsigned k)
     return r;
 }
 
+/* Replay arrivals [from, to) from an empty filter; st (distinct words)
+ * zeroed by the caller.  Whole: everything; steady: from the first recycle
+ * to the last.  cv (may be NULL, with at: each message's last arrival):
+ * the repeats, forgotten and false negatives by gap in arrivals. */
 void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_t to,
                     uint32_t *st, uint64_t *rng, tr_tally *whole, tr_tally *steady,
                     uint32_t *at, tr_curve *cv)
