@@ -15,18 +15,11 @@
 /* One block: the joint chain of (f, b) after L messages.              */
 
 
-/* hash q at lv set bits of a block of W, lv < W: on a set bit, and on a
- * clear one (the complement, rounded so; rbf__step_law) */
-static double blk_stay(uint64_t W, int nc, unsigned q, uint64_t lv)
-{
-    if (!nc)
-        return (double)lv / (double)W;
-    return lv >= q ? (double)(lv - q) / (double)(W - q) : 0.0;
-}
-
+/* hash q at lv set bits of a block of W, lv < W, on a clear bit: the
+ * complement of rbf__step_stay, rounded so (rbf__step_law) */
 static double blk_move(uint64_t W, int nc, unsigned q, uint64_t lv)
 {
-    return 1.0 - blk_stay(W, nc, q, lv);
+    return 1.0 - rbf__step_stay(W, nc, q, lv);
 }
 
 static void chain_free(blk_chain *c)
@@ -155,7 +148,7 @@ int rbf__blk_chain_init(blk_chain *c, unsigned W, unsigned k, int nc, int need_f
         return RBF_ENOMEM;
     }
     for (unsigned b = 0; b <= W; b++) {
-        rbf__step_law(W, k, nc, b, blk_stay, blk_move, c->T + (size_t)b * (k + 1));
+        rbf__step_law(W, k, nc, b, rbf__step_stay, blk_move, c->T + (size_t)b * (k + 1));
         c->rho[b] = c->T[(size_t)b * (k + 1)];
     }
     c->J[0] = 1.0;

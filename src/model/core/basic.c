@@ -227,13 +227,8 @@ double rbf__harm_diff(uint64_t n, uint64_t m)
 
 /* ---- the one-message step distribution */
 
-/* hash q at lv set bits of M, lv < M: on a set bit, and on a clear one */
-static double flat_stay(uint64_t M, int nc, unsigned q, uint64_t lv)
-{
-    return nc ? (lv >= q ? (double)(lv - q) / ((double)M - (double)q) : 0.0)
-              : (double)lv / (double)M;
-}
-
+/* hash q at lv set bits of M, lv < M, on a clear bit: (M - lv) over the
+ * same denominator as rbf__step_stay */
 static double flat_move(uint64_t M, int nc, unsigned q, uint64_t lv)
 {
     return nc ? (double)(M - lv) / ((double)M - (double)q) : (double)(M - lv) / (double)M;
@@ -241,5 +236,5 @@ static double flat_move(uint64_t M, int nc, unsigned q, uint64_t lv)
 
 void rbf__model_step_dist(uint64_t bits, unsigned hashes, int non_colliding, uint64_t i, double *out)
 {
-    rbf__step_law(bits, hashes, non_colliding, i, flat_stay, flat_move, out);
+    rbf__step_law(bits, hashes, non_colliding, i, rbf__step_stay, flat_move, out);
 }

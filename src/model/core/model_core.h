@@ -79,14 +79,24 @@ double rbf__harm_diff(uint64_t n, uint64_t m);
  * without a threshold): out[d] for d = 0..k.  O(k^2). */
 void rbf__model_step_dist(uint64_t bits, unsigned hashes, int non_colliding, uint64_t i, double *out);
 
-/* The law behind it, for any set of W bits (a whole filter, or one block of
+/* The probability that hash q (0-based) lands on a set bit when lv of W
+ * bits are set, lv < W: lv/W, or (lv - q)/(W - q) for non-colliding hashing
+ * (the q earlier hashes' bits excluded).  The stay probability of both the
+ * flat models and the blocked block chain. */
+static inline double rbf__step_stay(uint64_t W, int nc, unsigned q, uint64_t lv)
+{
+    return nc ? (lv >= q ? (double)(lv - q) / ((double)W - (double)q) : 0.0)
+              : (double)lv / (double)W;
+}
+
+/* The law behind rbf__model_step_dist, for any set of W bits (a whole filter, or one block of
  * the blocked layout): out[d], d = 0..k, the probability that one message
  * arriving at b set bits sets exactly d new ones, built hash by hash.  Hash
  * q (0-based) at lv set bits, lv < W, lands on a set bit with stay(W, nc,
  * q, lv) and on a clear one with move(W, nc, q, lv); at lv >= W it lands
- * on a set bit.  The caller gives both probabilities, not one and its
- * complement, since the flat and blocked models round the second
- * differently and their values must not move by an ulp.  Inline, so that
+ * on a set bit.  The caller gives both probabilities (both pass
+ * rbf__step_stay as stay), not one and its complement, since the flat and
+ * blocked models round the second differently and their values must not move by an ulp.  Inline, so that
  * each caller's two functions are inlined in turn. */
 static inline void rbf__step_law(uint64_t W, unsigned k, int nc, uint64_t b,
                                  double (*stay)(uint64_t, int, unsigned, uint64_t),

@@ -404,17 +404,16 @@ static int fill_forget(rbf_model_cycles *c)
             c->trig = rt[0]; /* R = 0 is the trigger: held by neither filter */
             rt[0] = 0.0;
         }
-        /* the cycle law's support: outside it every term is zero */
-        uint64_t l0 = 0, l1 = len;
+        /* the cycle law's support starts at l0 (fill_pmf trimmed its
+         * zero tail, so it ends at len): outside it every term is zero */
+        uint64_t l0 = 0;
         while (l0 < len && c->pmf[l0] == 0.0)
             l0++;
-        while (l1 > l0 && c->pmf[l1] == 0.0)
-            l1--;
         for (uint64_t j = 0; j <= len + 1; j++) {
             double a = rt[j], b = rm[j], xa = c->xt[j], xb = c->xm[j];
             if (a == 0.0 && b == 0.0)
                 continue;
-            for (uint64_t l = l0; l <= l1; l++) {
+            for (uint64_t l = l0; l <= len; l++) {
                 double pl = c->pmf[l];
                 if (pl == 0.0)
                     continue;

@@ -222,6 +222,14 @@ out:
     return rc;
 }
 
+/* Empty a row of the joint pass (its values on [*flo, *fhi] set to zero). */
+static void row_clear(double *row, uint64_t *flo, uint64_t *fhi)
+{
+    memset(row + *flo, 0, (*fhi - *flo + 1) * sizeof *row);
+    *flo = UINT64_MAX;
+    *fhi = 0;
+}
+
 /* Joint pass: P(f false positives in a cycle), f = 0..F, into out.  Level
  * b's row holds the law of f on [flo[b], fhi[b]] (flo > fhi: empty);
  * values below CYC_TINY are dropped at the low end of a row, as whole rows
@@ -266,12 +274,10 @@ int rbf__cyc_nreal_joint(const rbf_model_params *p, uint64_t N, const double *ta
             double any = 0.0;
             for (uint64_t f = f0; f <= top; f++)
                 any += row[f];
+            if (rho >= 1.0 && !(any < CYC_TINY))
+                msum_add(&lostsum, any);
             if (any < CYC_TINY || rho >= 1.0) {
-                if (!(any < CYC_TINY))
-                    msum_add(&lostsum, any);
-                memset(row + f0, 0, (top - f0 + 1) * sizeof *row);
-                fhi[b] = 0;
-                flo[b] = UINT64_MAX;
+                row_clear(row, &flo[b], &fhi[b]);
                 continue;
             }
             /* S(f) = rho S(f-1) + row(f), extended past top while it matters */
@@ -313,9 +319,7 @@ int rbf__cyc_nreal_joint(const rbf_model_params *p, uint64_t N, const double *ta
                 if (b + d > nhi)
                     nhi = b + d;
             }
-            memset(row + f0, 0, (top - f0 + 1) * sizeof *row);
-            fhi[b] = 0;
-            flo[b] = UINT64_MAX;
+            row_clear(row, &flo[b], &fhi[b]);
         }
         double *sw = q;
         q = q2;
