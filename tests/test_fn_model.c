@@ -272,6 +272,26 @@ static void test_consistency(void **state)
     assert_true(fabs(rbf_model_cycles_fp(c) - 0.0257235481745) < 1e-10 * 0.0257);
     assert_true(fabs(rbf_model_cycles_mean(c) - 200.0 / (1.0 - 0.0257235481745)) < 1e-7);
     rbf_model_cycles_free(c);
+    /* a fill spread over hundreds of levels (the joint pass's ring of
+     * rows grows several times): the law still sums to 1, and its mean is
+     * the marginal pass's N + E_fp = N / (1 - fp) */
+    p = params(20000, 4, 0, 0);
+    s.messages = 2000;
+    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_OK);
+    {
+        double fp = rbf_model_cycles_fp(c), tot = 0.0, mean = 0.0;
+        assert_true(fp > 0.0027 && fp < 0.00272);
+        for (uint64_t n = 2000; n <= 2400; n++) {
+            double q = rbf_model_cycles_pmf(c, n);
+            tot += q;
+            mean += (double)n * q;
+        }
+        assert_true(fabs(tot - 1.0) < 1e-12);
+        assert_true(fabs(mean - 2000.0 / (1.0 - fp)) < 1e-8 * mean);
+        assert_true(fabs(rbf_model_cycles_mean(c) - mean) < 1e-8 * mean);
+        assert_true(rbf_model_cycles_pmf(c, 1999) == 0.0);
+    }
+    rbf_model_cycles_free(c);
     /* oracle two-phase: 1 - (1 - exact_oracle)(1 - exact_worst) */
     rbf_model_n_result nr;
     assert_int_equal(rbf_model_nbounded(&p, 100, &nr), RBF_OK);

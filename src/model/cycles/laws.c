@@ -222,39 +222,170 @@ out:
     return rc;
 }
 
-/* Empty a row of the joint pass (its values on [*flo, *fhi] set to zero). */
-static void row_clear(double *row, uint64_t *flo, uint64_t *fhi)
+/* The joint pass's rows: the law of f at each fill level with mass, in a
+ * ring of R rows (R a power of two) indexed by level mod R.  Every tick
+ * moves the fill up by 1 to k levels, so the levels with mass at tick c
+ * lie in a window [lo, hi] that only moves up; two rings (this tick's and
+ * the next's) of at least hi - lo + k + 1 rows hold it, however high the
+ * fill goes.  Row r holds values on [flo[r], fhi[r]] (flo > fhi: empty). */
+typedef struct {
+    double *v;
+    size_t bytes; /* of v */
+    uint64_t *flo, *fhi;
+} joint_ring;
+
+static void ring_free(joint_ring *g)
 {
-    memset(row + *flo, 0, (*fhi - *flo + 1) * sizeof *row);
-    *flo = UINT64_MAX;
-    *fhi = 0;
+    rbf__free_lines(g->v, g->bytes);
+    rbf__free(g->flo);
+    rbf__free(g->fhi);
+    g->v = NULL;
+    g->flo = g->fhi = NULL;
+}
+
+/* An empty ring of R rows of W values (zeroed; on huge pages where the
+ * system gives them, since consecutive rows are W values apart). */
+static int ring_new(joint_ring *g, uint64_t R, uint64_t W)
+{
+    g->bytes = (size_t)(R * W * sizeof *g->v);
+    g->v = rbf__alloc_lines(g->bytes);
+    g->flo = rbf__malloc(R * sizeof *g->flo);
+    g->fhi = rbf__calloc(R, sizeof *g->fhi);
+    if (!g->v || !g->flo || !g->fhi) {
+        ring_free(g);
+        return RBF_ENOMEM;
+    }
+    memset(g->flo, 0xff, R * sizeof *g->flo); /* UINT64_MAX: empty */
+    return RBF_OK;
+}
+
+/* Empty row r of a ring (its values on [flo, fhi] set to zero). */
+static void row_clear(joint_ring *g, uint64_t r, uint64_t W)
+{
+    if (g->flo[r] <= g->fhi[r])
+        memset(g->v + r * W + g->flo[r], 0, (g->fhi[r] - g->flo[r] + 1) * sizeof *g->v);
+    g->flo[r] = UINT64_MAX;
+    g->fhi[r] = 0;
+}
+
+/* Move the levels [lo, hi] of ring *g (R rows) into a new empty ring of R2
+ * rows, and make *g2 (the next tick's, empty) R2 rows too. */
+static int ring_grow(joint_ring *g, joint_ring *g2, uint64_t R, uint64_t R2, uint64_t W, uint64_t lo,
+                     uint64_t hi)
+{
+    joint_ring n, n2;
+    if (ring_new(&n, R2, W))
+        return RBF_ENOMEM;
+    if (ring_new(&n2, R2, W)) {
+        ring_free(&n);
+        return RBF_ENOMEM;
+    }
+    for (uint64_t b = lo; b <= hi; b++) {
+        uint64_t r = b & (R - 1), r2 = b & (R2 - 1);
+        if (g->flo[r] > g->fhi[r])
+            continue;
+        memcpy(n.v + r2 * W + g->flo[r], g->v + r * W + g->flo[r],
+               (g->fhi[r] - g->flo[r] + 1) * sizeof *g->v);
+        n.flo[r2] = g->flo[r];
+        n.fhi[r2] = g->fhi[r];
+    }
+    ring_free(g);
+    ring_free(g2);
+    *g = n;
+    *g2 = n2;
+    return RBF_OK;
+}
+
+/* The main loop of a row of the joint pass (rbf__cyc_nreal_joint) over
+ * [f0, top]: the chain S(f) = rho S(f-1) + row(f), the row's mass, and
+ * from the first S(f) >= CYC_TINY on (returned; UINT64_MAX if none) the
+ * sends of S(f): rho S(f) to ph[f], dc[i] S(f) to dp[i][f].  Inlined with
+ * nd a constant for the usual k, so that the sends' rows and factors stay
+ * in registers. */
+#if defined(__GNUC__)
+#define CYC_INLINE inline __attribute__((always_inline))
+#else
+#define CYC_INLINE inline
+#endif
+static CYC_INLINE uint64_t row_pass_n(const double *row, uint64_t f0, uint64_t top, double rho,
+                                      double *restrict ph, double *const *dp, const double *dc,
+                                      unsigned nd, double *any_out, double *prev_out)
+{
+    double any = 0.0, prev = 0.0;
+    uint64_t g0 = UINT64_MAX, f = f0;
+    for (; f <= top; f++) {
+        const double x = rho * prev + row[f];
+        any += row[f];
+        prev = x;
+        if (!(x < CYC_TINY)) {
+            g0 = f;
+            break;
+        }
+    }
+    if (g0 != UINT64_MAX) {
+        ph[f] += rho * prev;
+        for (unsigned i = 0; i < nd; i++)
+            dp[i][f] += prev * dc[i];
+        for (f++; f <= top; f++) {
+            const double x = rho * prev + row[f];
+            any += row[f];
+            prev = x;
+            ph[f] += rho * x;
+            for (unsigned i = 0; i < nd; i++)
+                dp[i][f] += x * dc[i];
+        }
+    }
+    *any_out = any;
+    *prev_out = prev;
+    return g0;
+}
+
+static uint64_t row_pass(const double *row, uint64_t f0, uint64_t top, double rho, double *restrict ph,
+                         double *const *dp, const double *dc, unsigned nd, double *any, double *prev)
+{
+#define ROW_CASE(n)                                                                                \
+    case n:                                                                                        \
+        return row_pass_n(row, f0, top, rho, ph, dp, dc, n, any, prev);
+    switch (nd) {
+        ROW_CASE(1)
+        ROW_CASE(2)
+        ROW_CASE(3)
+        ROW_CASE(4)
+        ROW_CASE(5)
+        ROW_CASE(6)
+        ROW_CASE(7)
+        ROW_CASE(8)
+    default:
+        return row_pass_n(row, f0, top, rho, ph, dp, dc, nd, any, prev);
+    }
+#undef ROW_CASE
 }
 
 /* Joint pass: P(f false positives in a cycle), f = 0..F, into out.  Level
- * b's row holds the law of f on [flo[b], fhi[b]] (flo > fhi: empty);
- * values below CYC_TINY are dropped at the low end of a row, as whole rows
- * and the high end are. */
+ * b's row holds the law of f on [flo, fhi]; values below CYC_TINY are
+ * dropped at the low end of a row, as whole rows and the high end are. */
 int rbf__cyc_nreal_joint(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
                        uint64_t F, double *out, double *phi, double *lost)
 {
     const unsigned k = p->hashes;
     const uint64_t W = F + 1;
-    if ((bmax + 1) > CYC_MAX_LEN / W * 4)
+    uint64_t R = 64;
+    while (R < 2 * ((uint64_t)k + 1))
+        R *= 2;
+    if (R > CYC_MAX_LEN / W * 4)
         return RBF_ENOMEM;
-    double *q = rbf__calloc((bmax + 1) * W, sizeof *q), *q2 = rbf__calloc((bmax + 1) * W, sizeof *q2);
-    double *sv = rbf__malloc(W * sizeof *sv);
-    uint64_t *fhi = rbf__calloc(bmax + 1, sizeof *fhi), *fhi2 = rbf__calloc(bmax + 1, sizeof *fhi2);
-    uint64_t *flo = rbf__malloc((bmax + 1) * sizeof *flo);
-    uint64_t *flo2 = rbf__malloc((bmax + 1) * sizeof *flo2);
+    joint_ring q = {0}, q2 = {0};
+    double *dp[RBF_MAX_HASHES], dc[RBF_MAX_HASHES]; /* the sends of a row: rows, t[d] */
+    uint64_t dl[RBF_MAX_HASHES];                    /* and their levels */
     int rc = RBF_OK;
-    if (!q || !q2 || !sv || !fhi || !fhi2 || !flo || !flo2) {
+    if (k > RBF_MAX_HASHES)
+        return RBF_EINVAL;
+    if (ring_new(&q, R, W) || ring_new(&q2, R, W)) {
         rc = RBF_ENOMEM;
         goto out;
     }
-    memset(flo, 0xff, (bmax + 1) * sizeof *flo); /* UINT64_MAX */
-    memset(flo2, 0xff, (bmax + 1) * sizeof *flo2);
-    q[0] = 1.0;
-    flo[0] = 0;
+    q.v[0] = 1.0;
+    q.flo[0] = 0;
     uint64_t lo = 0, hi = 0;
     model_sum lostsum;
     msum_init(&lostsum);
@@ -263,73 +394,105 @@ int rbf__cyc_nreal_joint(const rbf_model_params *p, uint64_t N, const double *ta
             rc = RBF_ECANCELED;
             goto out;
         }
+        if (hi - lo + k + 1 > R) {
+            uint64_t R2 = R;
+            while (R2 < hi - lo + k + 1 + (hi - lo) / 4)
+                R2 *= 2;
+            if (R2 > CYC_MAX_LEN / W * 4) {
+                rc = RBF_ENOMEM;
+                goto out;
+            }
+            if (ring_grow(&q, &q2, R, R2, W, lo, hi)) {
+                rc = RBF_ENOMEM;
+                goto out;
+            }
+            R = R2;
+        }
+        const uint64_t mask = R - 1;
         uint64_t nlo = UINT64_MAX, nhi = 0;
         for (uint64_t b = lo; b <= hi; b++) {
-            double *row = q + b * W;
-            const uint64_t f0 = flo[b], top = fhi[b];
+            const uint64_t r = b & mask;
+            const double *row = q.v + r * W;
+            const uint64_t f0 = q.flo[r], top = q.fhi[r];
             if (f0 > top)
                 continue; /* empty */
             const double *t = tau + b * (k + 1);
-            double rho = t[0];
-            double any = 0.0;
-            for (uint64_t f = f0; f <= top; f++)
-                any += row[f];
-            if (rho >= 1.0 && !(any < CYC_TINY))
-                msum_add(&lostsum, any);
-            if (any < CYC_TINY || rho >= 1.0) {
-                row_clear(row, &flo[b], &fhi[b]);
+            const double rho = t[0];
+            if (rho >= 1.0) {
+                /* a full filter: the cycle never ends, the row is lost */
+                double any = 0.0;
+                for (uint64_t f = f0; f <= top; f++)
+                    any += row[f];
+                if (!(any < CYC_TINY))
+                    msum_add(&lostsum, any);
+                row_clear(&q, r, W);
                 continue;
             }
-            /* S(f) = rho S(f-1) + row(f), extended past top while it matters */
-            double prev = 0.0;
-            uint64_t f;
-            for (f = f0; f <= F; f++) {
-                double x = rho * prev + (f <= top ? row[f] : 0.0);
-                sv[f] = x;
-                prev = x;
-                if (f >= top && x < CYC_TINY)
-                    break;
-            }
-            if (f > F) {
-                msum_add(&lostsum, prev * rho / (1.0 - rho));
-                f = F;
-            }
-            uint64_t stop = f, g0 = f0;
-            while (g0 < stop && sv[g0] < CYC_TINY)
-                g0++;
-            /* the tick after c bit-setting ones and f false positives (its
-             * (c + f + 1)-th) is a false positive with rho */
-            for (uint64_t g = g0; g <= stop; g++)
-                phi[c + g] += rho * sv[g];
+            /* The law of f at the next bit-setting tick, S(f) = rho S(f-1)
+             * + row(f) (the false positives before it), extended past top
+             * while it matters, goes to the levels b + d with t[d]; and
+             * the tick after c bit-setting ones and f false positives (its
+             * (c + f + 1)-th) is a false positive with rho.  Every S(f)
+             * from the first >= CYC_TINY (g0) to the end is sent, or only
+             * the last if none is.  One pass does it all: the chain of S,
+             * the row's mass and the sends are independent work for the
+             * processor, which overlaps them. */
+            unsigned nd = 0;
             for (unsigned d = 1; d <= k; d++) {
-                if (t[d] <= 0.0)
+                if (t[d] <= 0.0 || b + d > bmax)
                     continue;
-                if (b + d > bmax) {
+                dp[nd] = q2.v + ((b + d) & mask) * W;
+                dc[nd] = t[d];
+                dl[nd] = b + d;
+                nd++;
+            }
+            double any = 0.0, prev = 0.0;
+            uint64_t f;
+            double *restrict ph = phi + c;
+            uint64_t g0 = row_pass(row, f0, top, rho, ph, dp, dc, nd, &any, &prev);
+            uint64_t stop = top;
+            if (g0 == UINT64_MAX) {
+                /* no S(f) reached CYC_TINY (and S(top) did not: no tail) */
+                if (any < CYC_TINY) {
+                    row_clear(&q, r, W);
                     continue;
                 }
-                double *dst = q2 + (b + d) * W;
-                for (uint64_t g = g0; g <= stop; g++)
-                    dst[g] += sv[g] * t[d];
-                if (stop > fhi2[b + d])
-                    fhi2[b + d] = stop;
-                if (g0 < flo2[b + d])
-                    flo2[b + d] = g0;
-                if (b + d < nlo)
-                    nlo = b + d;
-                if (b + d > nhi)
-                    nhi = b + d;
+                g0 = top;
+                ph[top] += rho * prev;
+                for (unsigned i = 0; i < nd; i++)
+                    dp[i][top] += prev * dc[i];
+            } else if (!(prev < CYC_TINY)) {
+                for (f = top + 1; f <= F; f++) {
+                    const double x = rho * prev + 0.0;
+                    prev = x;
+                    ph[f] += rho * x;
+                    for (unsigned i = 0; i < nd; i++)
+                        dp[i][f] += x * dc[i];
+                    if (x < CYC_TINY)
+                        break;
+                }
+                if (f > F) {
+                    msum_add(&lostsum, prev * rho / (1.0 - rho));
+                    f = F;
+                }
+                stop = f;
             }
-            row_clear(row, &flo[b], &fhi[b]);
+            for (unsigned i = 0; i < nd; i++) {
+                const uint64_t r2 = dl[i] & mask;
+                if (stop > q2.fhi[r2])
+                    q2.fhi[r2] = stop;
+                if (g0 < q2.flo[r2])
+                    q2.flo[r2] = g0;
+                if (dl[i] < nlo)
+                    nlo = dl[i];
+                if (dl[i] > nhi)
+                    nhi = dl[i];
+            }
+            row_clear(&q, r, W);
         }
-        double *sw = q;
+        joint_ring sw = q;
         q = q2;
         q2 = sw;
-        uint64_t *sf = fhi;
-        fhi = fhi2;
-        fhi2 = sf;
-        sf = flo;
-        flo = flo2;
-        flo2 = sf;
         if (nlo == UINT64_MAX) {
             lo = 1;
             hi = 0;
@@ -339,17 +502,14 @@ int rbf__cyc_nreal_joint(const rbf_model_params *p, uint64_t N, const double *ta
         hi = nhi;
     }
     memset(out, 0, W * sizeof *out);
-    for (uint64_t b = lo; b <= hi; b++)
-        for (uint64_t f = flo[b]; f <= fhi[b]; f++)
-            out[f] += q[b * W + f];
+    for (uint64_t b = lo; b <= hi; b++) {
+        const uint64_t r = b & (R - 1);
+        for (uint64_t f = q.flo[r]; f <= q.fhi[r]; f++)
+            out[f] += q.v[r * W + f];
+    }
     *lost = msum_get(&lostsum);
 out:
-    rbf__free(q);
-    rbf__free(q2);
-    rbf__free(sv);
-    rbf__free(fhi);
-    rbf__free(fhi2);
-    rbf__free(flo);
-    rbf__free(flo2);
+    ring_free(&q);
+    ring_free(&q2);
     return rc;
 }
