@@ -304,11 +304,34 @@ static void trace_epochs(void **state)
     rbf_sim_result r;
     assert_int_equal(rbf_sim_run(&c, &r), RBF_OK);
     assert_int_equal(r.total.arrivals, 1000);
+    /* epoch e hashes line h as mix(h ^ key_e), key_e the first draw of
+     * the (seed, e) stream: the sequence API given those hashes counts the
+     * same */
     for (unsigned e = 0; e < 4; e++) {
+        sim_rng g;
+        rbf__sim_rng_seed(&g, c.seed, e);
+        const uint64_t key = sim_rng_next(&g);
+        uint64_t he[250];
+        for (unsigned i = 0; i < 250; i++)
+            he[i] = rbf_splitmix64_mix(hs[250 * e + i] ^ key);
         rbf_sim_counts k;
-        assert_int_equal(rbf_sim_sequence(&c, hs + 250 * e, 250, &k, NULL), RBF_OK);
+        assert_int_equal(rbf_sim_sequence(&c, he, 250, &k, NULL), RBF_OK);
         assert_memory_equal(&k, &r.epoch_counts[e], sizeof k);
+        /* the repeats are the lines' own, whatever the hash */
+        rbf_sim_counts k0;
+        assert_int_equal(rbf_sim_sequence(&c, hs + 250 * e, 250, &k0, NULL), RBF_OK);
+        assert_int_equal(k0.repeats, k.repeats);
     }
+    /* another seed, other hash functions: other counts (200 bits, a few
+     * recycles an epoch), the same arrivals */
+    rbf_sim_result r2;
+    c.seed = 7;
+    assert_int_equal(rbf_sim_run(&c, &r2), RBF_OK);
+    assert_int_equal(r2.total.arrivals, 1000);
+    assert_int_equal(r2.total.repeats, r.total.repeats);
+    assert_memory_not_equal(&r2.total, &r.total, sizeof r.total);
+    c.seed = 1;
+    rbf_sim_result_free(&r2);
     rbf_sim_result_free(&r);
     /* Warm-up: the first 100 lines of each part run but are not counted. */
     c.warmup = 100;
