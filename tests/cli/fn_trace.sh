@@ -54,6 +54,44 @@ if [ "$SHRINK" -le 1 ]; then
   model_vs_sim "--bits 1000 --hashes 2 --messages 100 --oracle"
 fi
 
+# The two-phase oracle where most of the fill comes from re-inserted repeats:
+# a Zipf(1.2) stream over 3000 words (a fixed generator), 240000 arrivals,
+# 24 epochs of 10000.  The model counts the re-inserted words against the
+# frozen filter's words (docs/models.md 9.5); the mean field it replaced was
+# 7.8% low here (0.2267 against 0.2459 [0.2388, 0.2531]).  Tighter than the
+# criterion above: inside the simulated 99% interval and within 3% of its
+# mean, fp and fn.
+python3 - "$TMPD/z.txt" <<'PY'
+import bisect, itertools, sys
+x = 12345
+w = list(itertools.accumulate(1.0 / r ** 1.2 for r in range(1, 3001)))
+with open(sys.argv[1], "w") as f:
+    for i in range(240000):
+        x = (x * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        f.write("w%d\n" % bisect.bisect_left(w, (x >> 11) / float(1 << 53) * w[-1]))
+PY
+CHECKS=$((CHECKS + 1))
+ZC="--bits 2000 --hashes 3 --messages 200 --oracle --phases 2"
+# shellcheck disable=SC2086
+if CMD=model run_rbf $ZC --fn "trace:$TMPD/z.txt" --arrivals 10000 --json; then
+  cp "$OUT" "$TMPD/zm.json"
+  # shellcheck disable=SC2086
+  CMD=simulate run_rbf $ZC --workload "trace:$TMPD/z.txt" --epochs 24 --threads 1 --json &&
+    python3 - "$TMPD/zm.json" "$OUT" <<'PY' || bad "two-phase oracle on a Zipf stream"
+import json, sys
+m = json.load(open(sys.argv[1]))["whole"]; s = json.load(open(sys.argv[2]))
+ok = True
+for name in ("fp", "fn"):
+    v, mean, ci = m[name], s[name], s[name + "_ci99"]
+    good = ci[0] <= v <= ci[1] and abs(v - mean) <= 0.03 * mean
+    print(f"{name}: model {v:.5g} sim {mean:.5g} {ci} {'ok' if good else 'FAIL'}")
+    ok = ok and good
+sys.exit(0 if ok and s["fn"] > 0.001 else 1)
+PY
+else
+  bad "model $ZC"
+fi
+
 # Exact answers.  "a b a b ...": the oracle with N = 1 recycles at every new
 # arrival, so every repeat is forgotten, and an empty filter has no false
 # positive: fn = 1, tick_fraction = 1 (whatever the draws).

@@ -109,6 +109,21 @@ static inline double kpow(double x, unsigned k)
     return r;
 }
 
+/* The oracle's active filter with two phases: the fraction of the frozen
+ * filter's set bits (fF of all, lamF = -log(1 - fF)) that it has set, after
+ * re of the frozen filter's nF words were re-inserted and fresh words left
+ * the log-unset fraction LF there. */
+static double oracle_alpha(double LF, double re, double nF, double fF, double lamF)
+{
+    double U = 1.0; /* unset by the re-inserted words */
+    if (nF > 0.0 && fF > 0.0) {
+        const double x = re < nF ? re / nF : 1.0;
+        U = isinf(lamF) ? (x < 1.0 ? 1.0 : 0.0) : (exp(-lamF * x) - (1.0 - fF)) / fF;
+        U = U < 0.0 ? 0.0 : U > 1.0 ? 1.0 : U;
+    }
+    return model_clamp01(1.0 - exp(LF) * U);
+}
+
 /* Replay arrivals [from, to) from an empty filter; st (distinct words)
  * zeroed by the caller.  Whole: everything; steady: from the first recycle
  * to the last.  cv (may be NULL, with at: each message's last arrival):
@@ -133,6 +148,12 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
      * frozen filter's set bits (LF), over the rest (LN), and without the
      * re-inserted repeats (L0) */
     double LF = 0.0, LN = 0.0, L0 = 0.0;
+    /* the oracle's re-inserted repeats are words of the frozen filter: r of
+     * its nF words leave a bit it has set unset in the active filter with
+     * (e^(-lamF r/nF) - e^(-lamF)) / (1 - e^(-lamF)), lamF = -log(1 - fF)
+     * (a set bit is covered by J >= 1 of its words, J Poisson given
+     * J >= 1); ins counts the words inserted into the active filter */
+    double re = 0.0, ins = 0.0, nF = 0.0, lamF = fF < 1.0 ? -log1p(-fF) : INFINITY;
     for (uint64_t i = from; i < to; i++) {
         const uint32_t id = ids[i];
         const uint32_t v = st[id];
@@ -156,7 +177,8 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
             if (w->two && cycles) {
                 /* a new message is a false positive of both filters with
                  * (F/M alpha)^k, more often than independent filters */
-                const double al = -expm1(LF), be = -expm1(LN);
+                const double al = w->oracle ? oracle_alpha(LF, re, nF, fF, lamF) : -expm1(LF);
+                const double be = -expm1(LN);
                 const double pA = fF * al + (1.0 - fF) * be;
                 if (w->oracle) /* re-inserted repeats are no ticks, but set bits */
                     ph = model_clamp01(ph + kpow(pA, kk) - kpow(-expm1(L0), kk));
@@ -176,11 +198,16 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
                 }
             }
         }
+        if (w->oracle && (!held_any || (w->two && cycles && !held_act)))
+            ins += 1.0;
         if (w->two && cycles && !held_act) {
             if (held_any) { /* re-inserted from the frozen filter */
-                LF += lF;
-                if (!w->oracle)
+                if (w->oracle)
+                    re += 1.0;
+                else {
+                    LF += lF;
                     L0 += w->lM;
+                }
             } else {
                 LF += w->lM;
                 LN += w->lM;
@@ -210,13 +237,17 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
                 if (w->two && w->oracle && cycles) {
                     /* the oracle's re-inserted repeats filled the closing
                      * filter beyond the law's N messages: it is frozen so */
-                    const double pA = fF * -expm1(LF) + (1.0 - fF) * -expm1(LN);
+                    const double pA = fF * oracle_alpha(LF, re, nF, fF, lamF) +
+                                      (1.0 - fF) * -expm1(LN);
                     const double rf = model_clamp01(w->rho_f + kpow(pA, kk) -
                                                     kpow(-expm1(L0), kk));
                     keepF = 1.0 - rf;
                     fF = rf > 0.0 ? pow(rf, 1.0 / w->k) : 0.0;
                     lF = fF * w->Md > 1.0 ? w->k * log1p(-1.0 / (fF * w->Md)) : 0.0;
+                    lamF = fF < 1.0 ? -log1p(-fF) : INFINITY;
                 }
+                nF = ins;
+                ins = re = 0.0;
                 LF = LN = L0 = 0.0;
                 if (++cycles == 1)
                     first = t;
