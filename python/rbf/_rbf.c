@@ -204,6 +204,12 @@ static int item_get(PyObject *o, item_ref *r)
     return item_type_error(o);
 }
 
+#if defined(__GNUC__)
+#define RBF_PY_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define RBF_PY_LIKELY(x) (x)
+#endif
+
 /* ------------------------------------------------------------ the filter type */
 
 typedef struct {
@@ -217,21 +223,20 @@ typedef struct {
 
 static PyObject *FilterType; /* the type object (heap type) */
 
-/* The lock is one atomic word: taking it free costs one compare-and-swap
- * (a single add pays nothing more), and a thread that finds it held waits
- * without the GIL (yielding, then sleeping 50 us at a time) while the
- * holder works through a batch. */
-static inline int ftry(FilterObject *s)
-{
-    int z = 0;
-    return atomic_compare_exchange_strong_explicit(&s->busy, &z, 1, memory_order_acquire,
-                                                   memory_order_relaxed);
-}
-
+/* The filter's own lock (filters not made with concurrent=True): one
+ * word, which only a thread holding the GIL takes (this module is built for
+ * interpreters with a GIL: an abi3 extension for 3.11, which free-threaded
+ * builds do not load).  A batch takes it, releases the GIL while the library
+ * works, and frees it without the GIL (a release store).  So a call that
+ * holds the GIL from start to end and finds the word free needs no atomic
+ * read-modify-write: nobody can take the lock before that call gives the GIL
+ * back (fheld: single items).  A thread that finds it held waits without
+ * the GIL (yielding, then sleeping 50 us at a time), then takes it with the
+ * GIL again. */
 static void fwait(FilterObject *s)
 {
     unsigned n = 0;
-    while (!ftry(s)) {
+    while (atomic_load_explicit(&s->busy, memory_order_acquire)) {
         if (++n < 64) {
             sched_yield();
         } else {
@@ -241,20 +246,24 @@ static void fwait(FilterObject *s)
     }
 }
 
-static inline void flock(FilterObject *s)
+/* Take the lock; the GIL is held (and may be released while waiting). */
+static void flock(FilterObject *s)
 {
-    if (!s->concurrent && !ftry(s)) {
+    if (s->concurrent)
+        return;
+    while (atomic_load_explicit(&s->busy, memory_order_acquire)) {
         Py_BEGIN_ALLOW_THREADS
         fwait(s);
         Py_END_ALLOW_THREADS
     }
+    atomic_store_explicit(&s->busy, 1, memory_order_relaxed);
 }
 
-/* Take the lock with the GIL already released. */
-static inline void flock_nogil(FilterObject *s)
+/* With the GIL held: is the lock taken (by a batch working without the
+ * GIL)?  If not, the caller may use the filter until it releases the GIL. */
+static inline int fheld(FilterObject *s)
 {
-    if (!s->concurrent && !ftry(s))
-        fwait(s);
+    return !s->concurrent && atomic_load_explicit(&s->busy, memory_order_acquire);
 }
 
 static inline void funlock(FilterObject *s)
@@ -432,9 +441,14 @@ static PyObject *Filter_add(PyObject *self_, PyObject *item)
     }
     if (item_get(item, &r) < 0)
         return NULL;
-    flock(s);
-    int v = rbf_insert(s->f, r.p, (size_t)r.n);
-    funlock(s);
+    int v;
+    if (RBF_PY_LIKELY(!fheld(s))) {
+        v = rbf_insert(s->f, r.p, (size_t)r.n);
+    } else {
+        flock(s);
+        v = rbf_insert(s->f, r.p, (size_t)r.n);
+        funlock(s);
+    }
     item_release(&r);
     if (v < 0)
         return raise_rc(v, NULL);
@@ -454,9 +468,14 @@ static int Filter_contains(PyObject *self_, PyObject *item)
         return -1;
     if (item_get(item, &r) < 0)
         return -1;
-    flock(s);
-    int v = rbf_contains(s->f, r.p, (size_t)r.n);
-    funlock(s);
+    int v;
+    if (RBF_PY_LIKELY(!fheld(s))) {
+        v = rbf_contains(s->f, r.p, (size_t)r.n);
+    } else {
+        flock(s);
+        v = rbf_contains(s->f, r.p, (size_t)r.n);
+        funlock(s);
+    }
     item_release(&r);
     if (v < 0) {
         raise_rc(v, NULL);
@@ -515,8 +534,8 @@ static int64_t batch_run(FilterObject *s, batch *b, int insert)
     for (size_t i = 0; i < b->n; i++)
         b->keys[i] = b->arena + b->off[i];
     int64_t r;
+    flock(s);
     Py_BEGIN_ALLOW_THREADS
-    flock_nogil(s);
     if (insert)
         r = rbf_insert_keys(s->f, b->keys, b->len, b->n, b->res);
     else
@@ -694,8 +713,8 @@ static PyObject *Filter_fixed(PyObject *self_, PyObject *args)
     int64_t total = 0, r = 0;
     const char *base = (const char *)in.buf;
     uint8_t *res = (uint8_t *)out.buf;
+    flock(s);
     Py_BEGIN_ALLOW_THREADS
-    flock_nogil(s);
     for (size_t i = 0; i < n && r >= 0; i += cn) {
         size_t m = n - i < cn ? n - i : cn;
         for (size_t j = 0; j < m; j++) {
@@ -731,8 +750,8 @@ static PyObject *Filter_recycle(PyObject *self_, PyObject *unused)
     if (filter_ready(s) < 0)
         return NULL;
     int rc;
+    flock(s);
     Py_BEGIN_ALLOW_THREADS
-    flock_nogil(s);
     rc = rbf_recycle(s->f);
     funlock(s);
     Py_END_ALLOW_THREADS
@@ -748,8 +767,8 @@ static PyObject *Filter_clear(PyObject *self_, PyObject *unused)
     if (filter_ready(s) < 0)
         return NULL;
     int rc = 0;
+    flock(s);
     Py_BEGIN_ALLOW_THREADS
-    flock_nogil(s);
     for (unsigned i = 0; i < s->phases && !rc; i++)
         rc = rbf_recycle(s->f);
     funlock(s);
@@ -874,8 +893,8 @@ static PyObject *Filter_to_bytes(PyObject *self_, PyObject *unused)
         if (!b)
             return NULL;
         char *p = PyBytes_AsString(b);
+        flock(s);
         Py_BEGIN_ALLOW_THREADS
-        flock_nogil(s);
         rc = rbf_save_buffer(s->f, p, (size_t)size);
         funlock(s);
         Py_END_ALLOW_THREADS
@@ -906,8 +925,8 @@ static PyObject *Filter_save(PyObject *self_, PyObject *arg)
         return NULL;
     }
     int rc, err;
+    flock(s);
     Py_BEGIN_ALLOW_THREADS
-    flock_nogil(s);
     errno = 0;
     rc = rbf_save(s->f, p);
     err = errno;
