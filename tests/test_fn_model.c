@@ -791,12 +791,97 @@ static void test_plan_remember_progress(void **state)
     assert_int_equal(stop.calls, 3);
 }
 
+/* The real user's N-bounded cycle law by moments (used past the joint
+ * pass's budget) against the joint pass, where both run: the policy's rate
+ * is the same, and the forgetting, the false negatives and the model's fn
+ * under three workloads agree to 5e-7 (docs/models.md 9.5 gives the
+ * largest differences seen). */
+static void test_nreal_moments_vs_joint(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t M;
+        unsigned k, N, phases;
+    } cs[] = {{2000, 3, 150, 1}, {2000, 3, 150, 2}, {8000, 2, 1500, 1}, {8000, 6, 600, 2},
+              {20000, 4, 2000, 1}, {20000, 4, 2000, 2}, {3000, 1, 2500, 1}, {16000, 6, 1000, 2}};
+    const uint64_t gs[] = {1, 10, 100, 500, 1000, 2000, 3000, 5000, 20000};
+    double worst_forget = 0.0, worst_fn = 0.0, worst_mean = 0.0;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        if (shrink() && i % 2)
+            continue;
+        rbf_model_params p = params(cs[i].M, cs[i].k, 0, 0);
+        rbf_model_cycle_spec s;
+        rbf_model_cycle_spec_init(&s);
+        s.messages = cs[i].N;
+        s.phases = cs[i].phases;
+        rbf_model_cycles *cj = NULL, *cm = NULL;
+        rbf__cyc_law_method = RBF_CYC_LAW_JOINT;
+        assert_int_equal(rbf_model_cycles_new(&p, &s, &cj), RBF_OK);
+        rbf__cyc_law_method = RBF_CYC_LAW_MOMENTS;
+        assert_int_equal(rbf_model_cycles_new(&p, &s, &cm), RBF_OK);
+        rbf__cyc_law_method = RBF_CYC_LAW_AUTO;
+        assert_false(rbf__cyc_law_is_moments(cj));
+        assert_true(rbf__cyc_law_is_moments(cm));
+        assert_true(rbf_model_cycles_fp(cj) == rbf_model_cycles_fp(cm));
+        double mj = rbf_model_cycles_mean(cj), mm = rbf_model_cycles_mean(cm);
+        if (fabs(mj - mm) / mj > worst_mean)
+            worst_mean = fabs(mj - mm) / mj;
+        for (size_t g = 0; g < sizeof gs / sizeof gs[0]; g++)
+            for (int from = 0; from <= 1; from++) {
+                double a = rbf_model_forget(cj, gs[g], (rbf_model_from)from, 0);
+                double b = rbf_model_forget(cm, gs[g], (rbf_model_from)from, 0);
+                double c = rbf_model_miss(cj, gs[g], (rbf_model_from)from);
+                double d = rbf_model_miss(cm, gs[g], (rbf_model_from)from);
+                if (fabs(a - b) > worst_forget)
+                    worst_forget = fabs(a - b);
+                if (fabs(c - d) > worst_forget)
+                    worst_forget = fabs(c - d);
+            }
+        rbf_model_workload w[3];
+        memset(w, 0, sizeof w);
+        w[0].kind = RBF_WORKLOAD_UNIFORM;
+        w[0].pool = 3 * (uint64_t)cs[i].N;
+        w[1].kind = RBF_WORKLOAD_ZIPF;
+        w[1].pool = 20 * (uint64_t)cs[i].N;
+        w[1].exponent = 0.9;
+        w[2].kind = RBF_WORKLOAD_FADING;
+        w[2].new_fraction = 0.2;
+        w[2].lifetime = 2.0 * cs[i].N;
+        for (int j = 0; j < 3; j++) {
+            rbf_model_fn_result a, b;
+            assert_int_equal(rbf_model_fn_with(cj, &p, &s, &w[j], &a), RBF_OK);
+            assert_int_equal(rbf_model_fn_with(cm, &p, &s, &w[j], &b), RBF_OK);
+            assert_true(a.fn > 0.0);
+            if (fabs(a.fn - b.fn) > worst_fn)
+                worst_fn = fabs(a.fn - b.fn);
+        }
+        rbf_model_cycles_free(cj);
+        rbf_model_cycles_free(cm);
+    }
+    fprintf(stderr, "moments vs joint: mean %.2e relative, forget/miss %.2e, fn %.2e\n", worst_mean,
+            worst_forget, worst_fn);
+    assert_true(worst_mean < 1e-9);
+    assert_true(worst_forget < 5e-7);
+    assert_true(worst_fn < 5e-7);
+    /* past the budget the moments answer by themselves */
+    rbf_model_params p = params(100000, 4, 0, 0);
+    rbf_model_cycle_spec s;
+    rbf_model_cycle_spec_init(&s);
+    s.messages = 10000;
+    rbf_model_cycles *c = NULL;
+    assert_int_equal(rbf_model_cycles_new(&p, &s, &c), RBF_OK);
+    assert_true(rbf__cyc_law_is_moments(c));
+    assert_true(fabs(rbf_model_cycles_mean(c) - 10000.0 / (1.0 - rbf_model_cycles_fp(c))) < 1e-6);
+    rbf_model_cycles_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cycles_brute),
         cmocka_unit_test(test_nreal_brute),
         cmocka_unit_test(test_consistency),
+        cmocka_unit_test(test_nreal_moments_vs_joint),
         cmocka_unit_test(test_forget_truncated),
         cmocka_unit_test(test_forget_vs_filter),
         cmocka_unit_test(test_miss_consistency),

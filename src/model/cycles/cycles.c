@@ -64,7 +64,15 @@ struct rbf_model_cycles {
      * the frozen filter's rate; act_fp the active filter's average */
     double *phil, *xt, *xm, *xt2, *xm2;
     double rho_frozen, act_fp;
+    int law_moments; /* the real user's N-bounded law came from the moments */
 };
+
+int rbf__cyc_law_method = RBF_CYC_LAW_AUTO;
+
+int rbf__cyc_law_is_moments(const rbf_model_cycles *c)
+{
+    return c && c->law_moments;
+}
 
 void rbf_model_cycle_spec_init(rbf_model_cycle_spec *s)
 {
@@ -248,7 +256,8 @@ static int pmf_nreal(rbf_model_cycles *c)
     if (!tau)
         return RBF_ENOMEM;
     double efp = 0.0, rhoF = 0.0;
-    rc = rbf__cyc_nreal_marginal(p, N, tau, bmax, &efp, &rhoF);
+    uint64_t levels = 1;
+    rc = rbf__cyc_nreal_marginal(p, N, tau, bmax, &efp, &rhoF, &levels);
     if (rc) {
         rbf__free(tau);
         return rc;
@@ -256,6 +265,10 @@ static int pmf_nreal(rbf_model_cycles *c)
     c->fp = s->phases == 1 ? model_clamp01(efp / ((double)N + efp))
                            : model_clamp01((efp + (double)N * rhoF) / ((double)N + efp));
     uint64_t F = (uint64_t)(2.0 * efp + 30.0 * sqrt(efp + 1.0)) + 30;
+    /* the joint pass where it is cheap enough, else the moments (laws.c) */
+    const double cost = (double)N * (double)levels * (sqrt(efp) + 1.0);
+    c->law_moments = rbf__cyc_law_method == RBF_CYC_LAW_MOMENTS ||
+                     (rbf__cyc_law_method == RBF_CYC_LAW_AUTO && cost > CYC_JOINT_BUDGET);
     for (;;) {
         if (N + F > CYC_MAX_LEN) {
             rbf__free(tau);
@@ -270,7 +283,8 @@ static int pmf_nreal(rbf_model_cycles *c)
             return RBF_ENOMEM;
         }
         double lost = 0.0;
-        rc = rbf__cyc_nreal_joint(p, N, tau, bmax, F, fd, ph, &lost);
+        rc = c->law_moments ? rbf__cyc_nreal_moments(p, N, tau, bmax, F, fd, ph, &lost)
+                            : rbf__cyc_nreal_joint(p, N, tau, bmax, F, fd, ph, &lost);
         if (rc) {
             rbf__free(fd);
             rbf__free(ph);

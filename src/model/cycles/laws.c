@@ -153,7 +153,7 @@ double *rbf__cyc_step_table(const rbf_model_params *p, uint64_t bmax)
 /* Marginal pass: E_fp, E[rho(B'_N)].  Returns EINVAL if mass reaches a full
  * filter (the cycle never ends). */
 int rbf__cyc_nreal_marginal(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
-                          double *efp, double *rhoF)
+                          double *efp, double *rhoF, uint64_t *levels)
 {
     const unsigned k = p->hashes;
     double *q = rbf__calloc(bmax + 1, sizeof *q), *q2 = rbf__calloc(bmax + 1, sizeof *q2);
@@ -163,7 +163,7 @@ int rbf__cyc_nreal_marginal(const rbf_model_params *p, uint64_t N, const double 
         return RBF_ENOMEM;
     }
     q[0] = 1.0;
-    uint64_t lo = 0, hi = 0;
+    uint64_t lo = 0, hi = 0, wmax = 1;
     model_sum e;
     msum_init(&e);
     int rc = RBF_OK;
@@ -209,7 +209,11 @@ int rbf__cyc_nreal_marginal(const rbf_model_params *p, uint64_t N, const double 
         }
         lo = nlo;
         hi = nhi;
+        if (hi - lo + 1 > wmax)
+            wmax = hi - lo + 1;
     }
+    if (levels)
+        *levels = wmax;
     model_sum r;
     msum_init(&r);
     for (uint64_t b = lo; b <= hi && b <= bmax; b++)
@@ -511,5 +515,171 @@ int rbf__cyc_nreal_joint(const rbf_model_params *p, uint64_t N, const double *ta
 out:
     ring_free(&q);
     ring_free(&q2);
+    return rc;
+}
+
+/* ---- the real user's N-bounded cycles by moments
+ *
+ * The joint pass costs N x (levels with mass) x (false-positive counts
+ * with mass), about N^2.5.  Here each level keeps only its mass and the
+ * first two moments of the count f of false positives so far, which the
+ * geometric run of false positives before each bit-setting tick moves
+ * exactly (G ~ Geom: E G = rho/(1-rho), E G^2 = rho(1+rho)/(1-rho)^2).
+ * The laws are then drawn from their moments: the count at the end (L -
+ * N) and, at each of the N steps, the ticks that are false positives, each
+ * as a negative binomial with its exact mass, mean and variance (a sum of
+ * geometric counts, which the negative binomial is when rho is fixed; a
+ * Poisson law where the variance is the mean).  O(N x levels + N x the
+ * count's spread).  docs/models.md 9.5 gives its error against the joint
+ * pass. */
+
+/* Add mass `w` spread as a negative binomial of mean mu and variance var
+ * over x = 0..F to out[off + x] (renormalised to w over the cells kept;
+ * tmp has F + 1 doubles).  The pmf from its value at the mode by the ratios
+ * P(x+1)/P(x) = (x + r)/(x + 1) q (Poisson: mu/(x + 1)).  Returns 1 if the
+ * law reaches past F (the caller widens F). */
+static int nb_spread(double *out, uint64_t off, uint64_t F, double w, double mu, double var,
+                     double *tmp)
+{
+    if (!(w > 0.0))
+        return 0;
+    if (!(mu > 1e-300)) {
+        out[off] += w;
+        return 0;
+    }
+    if (var < mu)
+        var = mu;
+    const double sd = sqrt(var);
+    const double hi = mu + 14.0 * sd + 30.0;
+    if (hi > (double)F)
+        return 1;
+    const double lo = mu - 14.0 * sd - 30.0;
+    const uint64_t a = lo > 0.0 ? (uint64_t)lo : 0, b = (uint64_t)hi;
+    /* r = mu^2 / (var - mu), q = 1 - mu / var; Poisson when r is huge */
+    const int poisson = var - mu <= 1e-9 * mu;
+    const double r = poisson ? 0.0 : mu * mu / (var - mu), q = poisson ? 0.0 : 1.0 - mu / var;
+    uint64_t x0 = (uint64_t)mu;
+    if (x0 < a)
+        x0 = a;
+    if (x0 > b)
+        x0 = b;
+    tmp[x0] = 1.0; /* relative to P(x0) */
+    for (uint64_t x = x0; x < b; x++)
+        tmp[x + 1] = tmp[x] * (poisson ? mu / ((double)x + 1.0) : ((double)x + r) / ((double)x + 1.0) * q);
+    for (uint64_t x = x0; x > a; x--)
+        tmp[x - 1] = tmp[x] * (poisson ? (double)x / mu : (double)x / (((double)x - 1.0 + r) * q));
+    double tot = 0.0;
+    for (uint64_t x = a; x <= b; x++)
+        tot += tmp[x];
+    const double scale = w / tot;
+    for (uint64_t x = a; x <= b; x++)
+        out[off + x] += scale * tmp[x];
+    return 0;
+}
+
+int rbf__cyc_nreal_moments(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
+                         uint64_t F, double *out, double *phi, double *lost)
+{
+    const unsigned k = p->hashes;
+    double *tmp = rbf__malloc((F + 1) * sizeof *tmp);
+    double *m = rbf__calloc(bmax + 1, sizeof *m), *m2 = rbf__calloc(bmax + 1, sizeof *m2);
+    double *a1 = rbf__calloc(bmax + 1, sizeof *a1), *a1n = rbf__calloc(bmax + 1, sizeof *a1n);
+    double *a2 = rbf__calloc(bmax + 1, sizeof *a2), *a2n = rbf__calloc(bmax + 1, sizeof *a2n);
+    int rc = RBF_OK;
+    if (!tmp || !m || !m2 || !a1 || !a1n || !a2 || !a2n) {
+        rc = RBF_ENOMEM;
+        goto out;
+    }
+    m[0] = 1.0;
+    uint64_t lo = 0, hi = 0;
+    model_sum lostsum;
+    msum_init(&lostsum);
+    int wide = 0;
+    for (uint64_t c = 0; c < N && !wide; c++) {
+        if ((c & 255) == 0 && model_progress(p, N + c, 2 * N)) {
+            rc = RBF_ECANCELED;
+            goto out;
+        }
+        uint64_t nlo = UINT64_MAX, nhi = 0;
+        double T0 = 0.0, T1 = 0.0, T2 = 0.0; /* the false-positive ticks of this step */
+        for (uint64_t b = lo; b <= hi; b++) {
+            const double w = m[b], s1 = a1[b], s2 = a2[b];
+            m[b] = a1[b] = a2[b] = 0.0;
+            if (w < CYC_TINY)
+                continue;
+            const double *t = tau + b * (k + 1);
+            const double rho = t[0];
+            if (rho >= 1.0) {
+                msum_add(&lostsum, w);
+                continue;
+            }
+            const double eg = rho / (1.0 - rho), eg2 = rho * (1.0 + rho) / ((1.0 - rho) * (1.0 - rho));
+            /* the ticks c + f + i + 1 (i = 0..G-1) are false positives:
+             * mass w EG, f + i with i of weights rho^(i+1) */
+            T0 += w * eg;
+            T1 += eg * (s1 + w * eg);
+            T2 += eg * (s2 + 2.0 * s1 * eg + w * eg2);
+            const double n1 = s1 + w * eg, n2 = s2 + 2.0 * s1 * eg + w * eg2;
+            const double inv = 1.0 / (1.0 - rho);
+            for (unsigned d = 1; d <= k; d++) {
+                if (t[d] <= 0.0 || b + d > bmax)
+                    continue;
+                const double q = t[d] * inv;
+                m2[b + d] += w * q;
+                a1n[b + d] += n1 * q;
+                a2n[b + d] += n2 * q;
+                if (b + d < nlo)
+                    nlo = b + d;
+                if (b + d > nhi)
+                    nhi = b + d;
+            }
+        }
+        if (T0 > 0.0) {
+            const double mu = T1 / T0, var = T2 / T0 - mu * mu;
+            /* phi[c + x] for the false-positive ticks: their count so far
+             * x has mean mu; nb_spread puts mass T0 on x */
+            if (nb_spread(phi, c, F, T0, mu, var, tmp))
+                wide = 1;
+        }
+        double *sw = m;
+        m = m2;
+        m2 = sw;
+        sw = a1;
+        a1 = a1n;
+        a1n = sw;
+        sw = a2;
+        a2 = a2n;
+        a2n = sw;
+        if (nlo == UINT64_MAX) {
+            lo = 1;
+            hi = 0;
+            break;
+        }
+        lo = nlo;
+        hi = nhi;
+    }
+    memset(out, 0, (F + 1) * sizeof *out);
+    if (!wide) {
+        double W0 = 0.0, W1 = 0.0, W2 = 0.0;
+        for (uint64_t b = lo; b <= hi; b++) {
+            W0 += m[b];
+            W1 += a1[b];
+            W2 += a2[b];
+        }
+        if (W0 > 0.0) {
+            const double mu = W1 / W0;
+            wide = nb_spread(out, 0, F, W0, mu, W2 / W0 - mu * mu, tmp);
+        }
+    }
+    /* a law wider than F: report it lost, so that the caller doubles F */
+    *lost = wide ? 1.0 : msum_get(&lostsum);
+out:
+    rbf__free(tmp);
+    rbf__free(m);
+    rbf__free(m2);
+    rbf__free(a1);
+    rbf__free(a1n);
+    rbf__free(a2);
+    rbf__free(a2n);
     return rc;
 }

@@ -20,9 +20,21 @@ int rbf__cyc_sigma_pmf(const rbf_model_params *p, uint64_t sigma, uint64_t nmax,
                      double *phi, double *rend, double *lost);
 double *rbf__cyc_step_table(const rbf_model_params *p, uint64_t bmax);
 int rbf__cyc_nreal_marginal(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
-                          double *efp, double *rhoF);
+                          double *efp, double *rhoF, uint64_t *levels);
 int rbf__cyc_nreal_joint(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
                        uint64_t F, double *out, double *phi, double *lost);
+int rbf__cyc_nreal_moments(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
+                         uint64_t F, double *out, double *phi, double *lost);
+/* Which builds the real user's N-bounded cycle law: RBF_CYC_LAW_AUTO (the
+ * joint pass unless its cost estimate is over CYC_JOINT_BUDGET, then the
+ * moments), or either forced (tests). */
+enum { RBF_CYC_LAW_AUTO = 0, RBF_CYC_LAW_JOINT = 1, RBF_CYC_LAW_MOMENTS = 2 };
+extern int rbf__cyc_law_method;
+/* 1 if c's law came from the moments */
+int rbf__cyc_law_is_moments(const rbf_model_cycles *c);
+/* the joint pass's cost estimate N x levels x (sqrt(E fp) + 1) above which
+ * the moments answer: about 0.4 s of joint pass (docs/models.md 9.5) */
+#define CYC_JOINT_BUDGET 3e7
 
 /* ---- cycles.c: the spec check and an in-place prefix sum */
 int rbf__cyc_check_spec(const rbf_model_params *p, const rbf_model_cycle_spec *s);
