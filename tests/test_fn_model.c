@@ -794,7 +794,7 @@ static void test_plan_remember_progress(void **state)
 /* The real user's N-bounded cycle law by moments (used past the joint
  * pass's budget) against the joint pass, where both run: the policy's rate
  * is the same, and the forgetting, the false negatives and the model's fn
- * under three workloads agree to 5e-7 (docs/models.md 9.5 gives the
+ * (uniform, Zipf or fading) agree to 5e-7 (docs/models.md 9.5 gives the
  * largest differences seen). */
 static void test_nreal_moments_vs_joint(void **state)
 {
@@ -848,6 +848,8 @@ static void test_nreal_moments_vs_joint(void **state)
         w[2].new_fraction = 0.2;
         w[2].lifetime = 2.0 * cs[i].N;
         for (int j = 0; j < 3; j++) {
+            if ((size_t)j != i % 3)
+                continue; /* one workload a filter, each kind on some */
             rbf_model_fn_result a, b;
             assert_int_equal(rbf_model_fn_with(cj, &p, &s, &w[j], &a), RBF_OK);
             assert_int_equal(rbf_model_fn_with(cm, &p, &s, &w[j], &b), RBF_OK);
