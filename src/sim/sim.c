@@ -364,13 +364,19 @@ static void run_fading(sim_epoch *ep, sim_rng *rp, sim_fading *fwp, uint64_t *st
     *fwp = fw;
 }
 
-static void run_trace(sim_epoch *ep, const sim_trace *tr, const uint64_t *hashes, uint64_t *state,
+/* The epoch's own hash function: the lines' XXH3 values under a key drawn
+ * from (seed, epoch), through a bijection, so that equal lines stay equal,
+ * distinct lines distinct, and epochs are independent draws of the hash,
+ * as the random hash keys of deployed filters are (docs/simulator.md 3).
+ * Mixed at each arrival: a table per epoch would cost the whole trace's
+ * distinct lines at every epoch. */
+static void run_trace(sim_epoch *ep, const sim_trace *tr, uint64_t key, uint64_t *state,
                       uint64_t from, uint64_t n)
 {
     sim_epoch e = *ep;
     for (uint64_t t = from; t < from + n; t++) {
         uint32_t id = tr->line_id[t];
-        (void)sim_step(&e, &state[id], hashes[id], NULL);
+        (void)sim_step(&e, &state[id], rbf_splitmix64_mix(tr->hashes[id] ^ key), NULL);
     }
     *ep = e;
 }
@@ -409,23 +415,16 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
     }
     }
     uint64_t *state = rbf__calloc((size_t)nstate, sizeof *state);
-    uint64_t *hashes = NULL;
-    if (state) {
-        hashes = rbf__malloc((size_t)(nstate ? nstate : 1) * sizeof *hashes);
-        if (hashes && wl->kind == RBF_WORKLOAD_TRACE) {
-            /* The epoch's own hash function: the lines' XXH3 values under
-             * a key drawn from (seed, epoch), through a bijection, so that
-             * equal lines stay equal, distinct lines distinct, and epochs
-             * are independent draws of the hash, as the random hash keys
-             * of deployed filters are. */
-            const uint64_t key = sim_rng_next(&rng);
-            for (uint64_t i = 0; i < nstate; i++)
-                hashes[i] = rbf_splitmix64_mix(sh->trace.hashes[i] ^ key);
-        } else if (hashes && wl->kind != RBF_WORKLOAD_FADING)
+    uint64_t *hashes = NULL, key = 0;
+    if (wl->kind == RBF_WORKLOAD_TRACE)
+        key = sim_rng_next(&rng); /* the epoch's hash key (run_trace) */
+    if (state && wl->kind != RBF_WORKLOAD_TRACE) {
+        hashes = rbf__malloc((size_t)nstate * sizeof *hashes);
+        if (hashes && wl->kind != RBF_WORKLOAD_FADING)
             for (uint64_t i = 0; i < nstate; i++)
                 hashes[i] = sim_rng_next(&rng);
     }
-    if (!state || !hashes) {
+    if (!state || (wl->kind != RBF_WORKLOAD_TRACE && !hashes)) {
         rbf__free(state);
         rbf__free(hashes);
         rbf_free(e.f);
@@ -465,7 +464,7 @@ static int run_epoch(sim_shared *sh, uint64_t ep)
             run_pool(&e, &rng, zipf, wl->pool, state, hashes, pos, cfg->filter.hashes, n);
             break;
         case RBF_WORKLOAD_FADING: run_fading(&e, &rng, &fw, state, hashes, n); break;
-        case RBF_WORKLOAD_TRACE: run_trace(&e, &sh->trace, hashes, state, from + at, n); break;
+        case RBF_WORKLOAD_TRACE: run_trace(&e, &sh->trace, key, state, from + at, n); break;
         }
         at += n;
         atomic_fetch_add_explicit(&sh->done, n, memory_order_relaxed);
