@@ -204,6 +204,11 @@ static int item_get(PyObject *o, item_ref *r)
     return item_type_error(o);
 }
 
+/* The filter's lock below relies on the GIL: refuse a build without one. */
+#ifdef Py_GIL_DISABLED
+#error "rbf's Python module needs an interpreter with a GIL (the filter's lock relies on it)"
+#endif
+
 #if defined(__GNUC__)
 #define RBF_PY_LIKELY(x) __builtin_expect(!!(x), 1)
 #else
@@ -363,6 +368,13 @@ static int Filter_init(PyObject *self_, PyObject *args, PyObject *kw)
     PyObject *bits = NULL, *hashes = NULL, *sigma = NULL, *messages = NULL, *phases = NULL,
              *hashing = NULL, *recycle = NULL, *layout = NULL, *seed = NULL;
     int concurrent = 0;
+    if (s->f) {
+        /* A second __init__ would free the filter under a batch that runs
+         * without the GIL (a concurrent filter's batches take no lock). */
+        PyErr_SetString(PyExc_RuntimeError,
+                        "rbf.Filter: already initialised (make a new Filter instead)");
+        return -1;
+    }
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOOOOOOOOp", kwlist, &bits, &hashes, &sigma,
                                      &messages, &phases, &hashing, &recycle, &layout, &seed,
                                      &concurrent))
@@ -396,15 +408,6 @@ static int Filter_init(PyObject *self_, PyObject *args, PyObject *kw)
     if (rc) {
         raise_rc(rc, NULL);
         return -1;
-    }
-    if (s->f) {
-        /* __init__ called again: replace the filter under its lock */
-        int was_concurrent = s->concurrent;
-        flock(s);
-        int r = set_handle(s, f, concurrent);
-        if (!was_concurrent)
-            atomic_store_explicit(&s->busy, 0, memory_order_release);
-        return r;
     }
     return set_handle(s, f, concurrent);
 }

@@ -140,6 +140,14 @@ def test_hostile_inputs():
         rbf.Filter.load(12.5)
     with pytest.raises(ValueError):
         rbf.Filter.load("bad\x00path")
+    # __init__ a second time is refused (it would free the filter under a
+    # batch running without the GIL); the filter is left as it was
+    for conc in (False, True):
+        g = rbf.Filter(bits=1 << 12, hashes=3, sigma=1000, concurrent=conc)
+        g.add(b"kept")
+        with pytest.raises(RuntimeError):
+            g.__init__(bits=1 << 14, hashes=2, sigma=100)
+        assert b"kept" in g and g.config["bits"] == 1 << 12 and g.config["concurrent"] is conc
 
 
 def test_built_with_the_limited_api_and_the_projects_warnings():

@@ -556,7 +556,7 @@ static int nb_spread(double *out, uint64_t off, uint64_t F, double w, double mu,
     const double lo = mu - 14.0 * sd - 30.0;
     const uint64_t a = lo > 0.0 ? (uint64_t)lo : 0, b = (uint64_t)hi;
     /* r = mu^2 / (var - mu), q = 1 - mu / var; Poisson when r is huge */
-    const int poisson = var - mu <= 1e-9 * mu;
+    const int poisson = var - mu <= 1e-6 * mu;
     const double r = poisson ? 0.0 : mu * mu / (var - mu), q = poisson ? 0.0 : 1.0 - mu / var;
     uint64_t x0 = (uint64_t)mu;
     if (x0 < a)
