@@ -141,9 +141,11 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
     memset(&first, 0, sizeof first);
     memset(&last, 0, sizeof last);
     double keepF = 1.0; /* the frozen filter is empty until the first recycle */
-    /* the frozen filter's set fraction and its log-decrement per
-     * re-inserted repeat (the oracle's: the active filter at its recycle) */
-    double fF = w->fF, lF = w->lF;
+    /* the frozen filter's set fraction (the oracle's: the active filter's
+     * at its recycle) and, but for the oracle, its log-decrement per
+     * re-inserted repeat */
+    double fF = w->fF;
+    const double lF = w->lF;
     /* two phases: log of the unset fractions of the active filter over the
      * frozen filter's set bits (LF), over the rest (LN), and without the
      * re-inserted repeats (L0) */
@@ -243,7 +245,6 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
                                                     kpow(-expm1(L0), kk));
                     keepF = 1.0 - rf;
                     fF = rf > 0.0 ? pow(rf, 1.0 / w->k) : 0.0;
-                    lF = fF * w->Md > 1.0 ? w->k * log1p(-1.0 / (fF * w->Md)) : 0.0;
                     lamF = fF < 1.0 ? -log1p(-fF) : INFINITY;
                 }
                 nF = ins;

@@ -11,6 +11,21 @@
 #include "model_cycles.h"
 #include "rbf_alloc.h"
 
+/* The next tick's window of levels with mass, [nlo, nhi] (nlo =
+ * UINT64_MAX: none, and the window left empty, lo > hi).  Returns 0 when
+ * no level has mass any more. */
+static int window_next(uint64_t *lo, uint64_t *hi, uint64_t nlo, uint64_t nhi)
+{
+    if (nlo == UINT64_MAX) {
+        *lo = 1;
+        *hi = 0;
+        return 0;
+    }
+    *lo = nlo;
+    *hi = nhi;
+    return 1;
+}
+
 /* ---- sigma-bounded cycles */
 
 typedef struct {
@@ -202,13 +217,8 @@ int rbf__cyc_nreal_marginal(const rbf_model_params *p, uint64_t N, const double 
         double *sw = q;
         q = q2;
         q2 = sw;
-        if (nlo == UINT64_MAX) {
-            lo = 1;
-            hi = 0;
+        if (!window_next(&lo, &hi, nlo, nhi))
             break;
-        }
-        lo = nlo;
-        hi = nhi;
         if (hi - lo + 1 > wmax)
             wmax = hi - lo + 1;
     }
@@ -497,13 +507,8 @@ int rbf__cyc_nreal_joint(const rbf_model_params *p, uint64_t N, const double *ta
         joint_ring sw = q;
         q = q2;
         q2 = sw;
-        if (nlo == UINT64_MAX) {
-            lo = 1;
-            hi = 0;
+        if (!window_next(&lo, &hi, nlo, nhi))
             break;
-        }
-        lo = nlo;
-        hi = nhi;
     }
     memset(out, 0, W * sizeof *out);
     for (uint64_t b = lo; b <= hi; b++) {
@@ -650,13 +655,8 @@ int rbf__cyc_nreal_moments(const rbf_model_params *p, uint64_t N, const double *
         sw = a2;
         a2 = a2n;
         a2n = sw;
-        if (nlo == UINT64_MAX) {
-            lo = 1;
-            hi = 0;
+        if (!window_next(&lo, &hi, nlo, nhi))
             break;
-        }
-        lo = nlo;
-        hi = nhi;
     }
     memset(out, 0, (F + 1) * sizeof *out);
     if (!wide) {
