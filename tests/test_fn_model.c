@@ -800,6 +800,64 @@ static void test_plan_remember_progress(void **state)
  * turns) and the model's fn (uniform, Zipf or fading) agree to 5e-7, and to
  * 2e-5 where half the ticks are false positives (docs/models.md 9.5 gives the
  * largest differences seen). */
+/* The sigma-bounded cycle law's fused form (each level's pushes done
+ * inside the next level's chain) against its plain form: the same pmf,
+ * phi, end and lost mass to the last bit, over k = 1..12 (the fused
+ * form's unrolled rows are k <= 4), both hashings, thresholds from a few
+ * bits to near the top, and a short nmax that cuts the chain (lost). */
+static void test_sigma_fused_vs_plain(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t M, sigma, nmax; /* nmax 0: 3 E[L] + 200 */
+        unsigned k;
+        int nc;
+    } cs[] = {{64, 10, 0, 1, 0},      {64, 40, 0, 3, 1},      {200, 150, 0, 4, 0},
+              {1000, 400, 0, 2, 0},   {1000, 700, 0, 5, 1},   {1000, 500, 0, 8, 0},
+              {3000, 2500, 0, 12, 0}, {5000, 2000, 0, 4, 1},  {20000, 8000, 0, 5, 0},
+              {20000, 15000, 0, 7, 0}, {2000, 800, 345, 3, 0}, {2000, 1900, 6000, 1, 0},
+              {40000, 16000, 0, 4, 0}, {8000, 6000, 0, 6, 1}, {100, 98, 0, 2, 0}};
+    size_t checked = 0;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        if (shrink() && cs[i].M > 20000)
+            continue;
+        rbf_model_params p = params(cs[i].M, cs[i].k, cs[i].nc, 0);
+        uint64_t nmax = cs[i].nmax;
+        if (!nmax) {
+            rbf_model_sigma_result sr;
+            assert_int_equal(rbf_model_sigma(&p, cs[i].sigma + 1, &sr), RBF_OK);
+            nmax = (uint64_t)(3.0 * sr.expected_messages) + 200;
+        }
+        double *pa = calloc(nmax + 2, sizeof *pa), *pb = calloc(nmax + 2, sizeof *pb);
+        double *ha = calloc(nmax + 2, sizeof *ha), *hb = calloc(nmax + 2, sizeof *hb);
+        assert_non_null(pa);
+        assert_non_null(pb);
+        assert_non_null(ha);
+        assert_non_null(hb);
+        double ea = -1.0, eb = -2.0, la = -1.0, lb = -2.0;
+        assert_int_equal(rbf__cyc_sigma_pmf(&p, cs[i].sigma, nmax, pa, ha, &ea, &la), RBF_OK);
+        assert_int_equal(rbf__cyc_sigma_pmf_plain(&p, cs[i].sigma, nmax, pb, hb, &eb, &lb), RBF_OK);
+        double mass = 0.0;
+        for (uint64_t n = 0; n <= nmax; n++)
+            mass += pa[n];
+        if (memcmp(pa, pb, (nmax + 1) * sizeof *pa) || memcmp(ha, hb, (nmax + 2) * sizeof *ha) ||
+            memcmp(&ea, &eb, sizeof ea) || memcmp(&la, &lb, sizeof la))
+            fail_msg("case %zu (M %llu k %u sigma %llu nmax %llu): the fused law differs", i,
+                     (unsigned long long)cs[i].M, cs[i].k, (unsigned long long)cs[i].sigma,
+                     (unsigned long long)nmax);
+        if (!(mass > 0.5)) /* a law was built, not two empty arrays */
+            fail_msg("case %zu: mass %g", i, mass);
+        if (cs[i].nmax)
+            assert_true(la > 0.0); /* the short nmax did cut the chain */
+        checked += nmax;
+        free(pa);
+        free(pb);
+        free(ha);
+        free(hb);
+    }
+    assert_true(checked > 1000);
+}
+
 static void test_nreal_moments_vs_joint(void **state)
 {
     (void)state;
@@ -899,6 +957,7 @@ int main(void)
         cmocka_unit_test(test_nreal_brute),
         cmocka_unit_test(test_consistency),
         cmocka_unit_test(test_nreal_moments_vs_joint),
+        cmocka_unit_test(test_sigma_fused_vs_plain),
         cmocka_unit_test(test_forget_truncated),
         cmocka_unit_test(test_forget_vs_filter),
         cmocka_unit_test(test_miss_consistency),

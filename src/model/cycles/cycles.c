@@ -401,7 +401,16 @@ static int fill_forget(rbf_model_cycles *c)
     rbf__cyc_cumsum(c->fm, len + 2);
     int rc = RBF_OK;
     if (c->s.phases == 2) {
-        if (len > CYC_MAX_CONV) {
+        /* the cycle law's support is [l0, len] (fill_pmf trimmed its zero
+         * tail, so it ends at len): outside it every term is zero.  The
+         * convolution costs (len + 2) x (support), the budget below some
+         * 10^10 terms (seconds); the support is narrow where len is long
+         * (a few thousand ticks at 10^6 bits), so the budget, not the
+         * length, decides (up to 2^17 ticks it always ran, and still does) */
+        uint64_t l0 = 0;
+        while (l0 < len && c->pmf[l0] == 0.0)
+            l0++;
+        if (len > CYC_MAX_CONV && (double)(len + 2) * (double)(len - l0 + 1) > CYC_CONV_BUDGET) {
             rc = RBF_ENOMEM;
             goto out;
         }
@@ -418,23 +427,23 @@ static int fill_forget(rbf_model_cycles *c)
             c->trig = rt[0]; /* R = 0 is the trigger: held by neither filter */
             rt[0] = 0.0;
         }
-        /* the cycle law's support starts at l0 (fill_pmf trimmed its
-         * zero tail, so it ends at len): outside it every term is zero */
-        uint64_t l0 = 0;
-        while (l0 < len && c->pmf[l0] == 0.0)
-            l0++;
+        /* Each cell gets its terms in the order of j, as before; a zero
+         * pl adds +0.0 to a nonnegative cell, which leaves it as it was,
+         * so the loop has no test in it and vectorizes. */
+        const double *restrict pm = c->pmf + l0;
+        const uint64_t w = len - l0 + 1;
         for (uint64_t j = 0; j <= len + 1; j++) {
-            double a = rt[j], b = rm[j], xa = c->xt[j], xb = c->xm[j];
+            const double a = rt[j], b = rm[j], xa = c->xt[j], xb = c->xm[j];
             if (a == 0.0 && b == 0.0)
                 continue;
-            for (uint64_t l = l0; l <= len; l++) {
-                double pl = c->pmf[l];
-                if (pl == 0.0)
-                    continue;
-                c->ft2[j + l] += a * pl;
-                c->fm2[j + l] += b * pl;
-                c->xt2[j + l] += xa * pl;
-                c->xm2[j + l] += xb * pl;
+            double *restrict o1 = c->ft2 + j + l0, *restrict o2 = c->fm2 + j + l0;
+            double *restrict o3 = c->xt2 + j + l0, *restrict o4 = c->xm2 + j + l0;
+            for (uint64_t l = 0; l < w; l++) {
+                const double pl = pm[l];
+                o1[l] += a * pl;
+                o2[l] += b * pl;
+                o3[l] += xa * pl;
+                o4[l] += xb * pl;
             }
         }
         rbf__cyc_cumsum(c->ft2, n2);

@@ -383,7 +383,7 @@ double rbf__fn_surv_edge(const gap_surv *s, double x, double psi, double nubar)
 static double gh5(const gap_surv *s, int edge, double mu, double var, double psi, double nu)
 {
     double v;
-#define GH_F(x) (edge ? rbf__fn_surv_edge(s, (x), psi, nu) : rbf__fn_surv_at(s, (x)))
+#define GH_F(x) (edge ? rbf__fn_surv_edge_q(s, (x), psi, nu) : rbf__fn_surv_at_q(s, (x)))
     v = GH_F(mu);
     if (!(var > 0.25))
         return v;

@@ -51,4 +51,50 @@ double rbf__fn_surv_edge(const gap_surv *s, double x, double psi, double nubar);
 double rbf__fn_surv_sm(const gap_surv *s, double mu, double var);
 double rbf__fn_surv_edge_sm(const gap_surv *s, double mu, double var, double psi, double nu);
 
+/* The same as rbf__fn_surv_at and rbf__fn_surv_edge, inline where the
+ * dense tables answer (the per-arrival loops call them millions of
+ * times): the same lookups and the same arithmetic, so the same values
+ * to the last bit; floor of a nonnegative x below 2^63 is its integer
+ * part. */
+static inline double rbf__fn_dense_at(const gap_surv *s, double x)
+{
+    /* needs s->dsuf, 0 <= x, x + 1 <= dmax */
+    const double fl = (double)(uint64_t)x, f = x - fl;
+    const size_t i = (size_t)fl;
+    const double a = s->dsuf[i];
+    return f > 0.0 ? a + f * (s->dsuf[i + 1] - a) : a;
+}
+
+static inline double rbf__fn_surv_at_q(const gap_surv *s, double x)
+{
+    if (!(x > 0.0))
+        x = 0.0;
+    if (s->dsuf) {
+        if (x + 1.0 <= (double)s->dmax)
+            return rbf__fn_dense_at(s, x);
+        if (x >= (double)s->dmax) /* past every gap: a + f (a - a) = a */
+            return s->dsuf[s->dmax];
+    }
+    return rbf__fn_surv_at(s, x);
+}
+
+static inline double rbf__fn_surv_edge_q(const gap_surv *s, double x, double psi, double nubar)
+{
+    if (!(x > 0.0))
+        x = 0.0;
+    if (s->dsuf && x >= (double)s->dmax) /* past every gap: no mass at x + 1 */
+        return 0.0;
+    if (!s->dsuf || !(x + 2.0 <= (double)s->dmax))
+        return rbf__fn_surv_edge(s, x, psi, nubar);
+    const double all = rbf__fn_dense_at(s, x) - rbf__fn_dense_at(s, x + 1.0);
+    const double fl = (double)(uint64_t)x, f = x - fl;
+    const size_t i = (size_t)fl;
+    const double b0 = s->dsufb[i], b1 = s->dsufb[i + 1], b2 = s->dsufb[i + 2];
+    double birth = (b0 + f * (b1 - b0)) - (b1 + f * (b2 - b1));
+    if (birth < 0.0)
+        birth = 0.0;
+    const double v = (birth + psi * (all - birth)) / nubar;
+    return v > 0.0 ? v : 0.0;
+}
+
 #endif

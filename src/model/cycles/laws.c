@@ -33,12 +33,49 @@ typedef struct {
     uint64_t lo, hi; /* window with mass; lo > hi when empty */
 } cyc_row;
 
-int rbf__cyc_sigma_pmf(const rbf_model_params *p, uint64_t sigma, uint64_t nmax, double *pmf,
-                     double *phi, double *rend, double *lost)
+/* The k + 1 rows of levels b..b+k (row b % (k + 1)), each nmax + 2
+ * entries, the first tick at level 0; pmf and phi zeroed.  NULL: out of
+ * memory. */
+static cyc_row *sig_ring_new(unsigned k, uint64_t nmax, double *pmf, double *phi)
+{
+    cyc_row *ring = rbf__calloc(k + 1, sizeof *ring);
+    if (!ring)
+        return NULL;
+    for (unsigned r = 0; r <= k; r++) {
+        ring[r].v = rbf__calloc(nmax + 2, sizeof *ring[r].v);
+        if (!ring[r].v) {
+            for (unsigned u = 0; u < r; u++)
+                rbf__free(ring[u].v);
+            rbf__free(ring);
+            return NULL;
+        }
+        ring[r].lo = 1;
+        ring[r].hi = 0;
+    }
+    memset(pmf, 0, (nmax + 1) * sizeof *pmf);
+    memset(phi, 0, (nmax + 2) * sizeof *phi);
+    ring[0].v[1] = 1.0;
+    ring[0].lo = ring[0].hi = 1;
+    return ring;
+}
+
+static void sig_ring_free(cyc_row *ring, unsigned k)
+{
+    if (ring)
+        for (unsigned r = 0; r <= k; r++)
+            rbf__free(ring[r].v);
+    rbf__free(ring);
+}
+
+/* The plain form, a level at a time: the chain, then phi, then the k
+ * pushes, each its own loop.  The reference rbf__cyc_sigma_pmf is checked
+ * against (test_cycles_model), value for value. */
+int rbf__cyc_sigma_pmf_plain(const rbf_model_params *p, uint64_t sigma, uint64_t nmax,
+                             double *pmf, double *phi, double *rend, double *lost)
 {
     const unsigned k = p->hashes;
     const uint64_t M = p->bits;
-    cyc_row *ring = rbf__calloc(k + 1, sizeof *ring);
+    cyc_row *ring = sig_ring_new(k, nmax, pmf, phi);
     double *tau = rbf__malloc((k + 1) * sizeof *tau);
     double *a = rbf__malloc((nmax + 2) * sizeof *a);
     int rc = RBF_OK;
@@ -46,23 +83,9 @@ int rbf__cyc_sigma_pmf(const rbf_model_params *p, uint64_t sigma, uint64_t nmax,
         rc = RBF_ENOMEM;
         goto out;
     }
-    for (unsigned r = 0; r <= k; r++) {
-        ring[r].v = rbf__calloc(nmax + 2, sizeof *ring[r].v);
-        if (!ring[r].v) {
-            rc = RBF_ENOMEM;
-            goto out;
-        }
-        ring[r].lo = 1;
-        ring[r].hi = 0;
-    }
-    memset(pmf, 0, (nmax + 1) * sizeof *pmf);
-    memset(phi, 0, (nmax + 2) * sizeof *phi);
     model_sum lostsum, endsum;
     msum_init(&lostsum);
     msum_init(&endsum);
-    /* the first tick at level 0 */
-    ring[0].v[1] = 1.0;
-    ring[0].lo = ring[0].hi = 1;
     for (uint64_t b = 0; b <= sigma; b++) {
         cyc_row *in = &ring[b % (k + 1)];
         if ((b & 4095) == 0 && b && model_progress(p, b, sigma + 1)) {
@@ -142,12 +165,266 @@ int rbf__cyc_sigma_pmf(const rbf_model_params *p, uint64_t sigma, uint64_t nmax,
     *lost = msum_get(&lostsum);
     *rend = msum_get(&endsum);
 out:
-    if (ring)
-        for (unsigned r = 0; r <= k; r++)
-            rbf__free(ring[r].v);
-    rbf__free(ring);
+    sig_ring_free(ring, k);
     rbf__free(tau);
     rbf__free(a);
+    return rc;
+}
+
+/* The fused form.  A level's chain A_b(n) = stay A_b(n-1) + in(n) is a
+ * dependency chain (a multiply and an add of latency each step), while
+ * its k pushes and its phi are independent work: here they are put off
+ * to the next level and done inside its chain, at the step that reads
+ * what they add.  Level b's pushes at m go to rows b+1..b+k at m + 1 and
+ * the next chain (level b+1) reads in(m + 1) at step m + 1, so each push
+ * is done at that step just before the read.  Every cell still gets its
+ * terms in the same order (ascending source level; within a level,
+ * ascending d), every sum runs over m in ascending order, and the
+ * compensated sums (lost, end) take their terms in the same order, so
+ * the values are those of the plain form to the last bit. */
+typedef struct {
+    int on;
+    const double *a; /* the level's chain values */
+    uint64_t lo0, lo, hi; /* phi over [lo0, hi], pushes over [lo, hi] */
+    double stay;
+    unsigned nrow, nend;
+    double *rv[MODEL_MAX_HASHES]; /* row pushes: rv[i][m + 1] += a[m] t, m <= rhi[i] */
+    double rt[MODEL_MAX_HASHES];
+    uint64_t rhi[MODEL_MAX_HASHES];
+    unsigned nlost;
+    double lostv[MODEL_MAX_HASHES]; /* the rows' lost tails, in d order */
+    double et[MODEL_MAX_HASHES], e[MODEL_MAX_HASHES]; /* past sigma: pmf, and its sum */
+} sig_pend;
+
+static inline void pend_at(sig_pend *q, uint64_t m, double *pmf, double *phi)
+{
+    const double v = q->a[m];
+    if (q->stay > 0.0 && m >= q->lo0)
+        phi[m] += v * q->stay;
+    if (m < q->lo)
+        return;
+    for (unsigned i = 0; i < q->nrow; i++)
+        if (m <= q->rhi[i])
+            q->rv[i][m + 1] += v * q->rt[i];
+    for (unsigned i = 0; i < q->nend; i++) {
+        pmf[m] += v * q->et[i];
+        q->e[i] += v * q->et[i];
+    }
+}
+
+/* the pushes of [m0, m1] not done yet, then the level's sums */
+static void pend_finish(sig_pend *q, uint64_t m0, double *pmf, double *phi, model_sum *lostsum,
+                        model_sum *endsum)
+{
+    if (!q->on)
+        return;
+    for (uint64_t m = m0; m <= q->hi; m++)
+        pend_at(q, m, pmf, phi);
+    /* in d order: the rows' lost tails, the frozen filter's ends */
+    for (unsigned i = 0; i < q->nlost; i++)
+        msum_add(lostsum, q->lostv[i]);
+    for (unsigned i = 0; i < q->nend; i++)
+        msum_add(endsum, q->e[i] * q->stay);
+    q->on = 0;
+}
+
+int rbf__cyc_sigma_pmf(const rbf_model_params *p, uint64_t sigma, uint64_t nmax, double *pmf,
+                       double *phi, double *rend, double *lost)
+{
+    const unsigned k = p->hashes;
+    const uint64_t M = p->bits;
+    cyc_row *ring = sig_ring_new(k, nmax, pmf, phi);
+    double *tau = rbf__malloc((k + 1) * sizeof *tau);
+    double *abuf[2] = {rbf__malloc((nmax + 2) * sizeof(double)),
+                       rbf__malloc((nmax + 2) * sizeof(double))};
+    sig_pend *q = rbf__calloc(1, sizeof *q);
+    int rc = RBF_OK, cur = 0;
+    if (!ring || !tau || !abuf[0] || !abuf[1] || !q || k > MODEL_MAX_HASHES) {
+        rc = RBF_ENOMEM;
+        goto out;
+    }
+    model_sum lostsum, endsum;
+    msum_init(&lostsum);
+    msum_init(&endsum);
+    for (uint64_t b = 0; b <= sigma; b++) {
+        cyc_row *in = &ring[b % (k + 1)];
+        if ((b & 4095) == 0 && b && model_progress(p, b, sigma + 1)) {
+            rc = RBF_ECANCELED;
+            goto out;
+        }
+        if (in->lo > in->hi) {
+            pend_finish(q, q->lo0, pmf, phi, &lostsum, &endsum);
+            continue;
+        }
+        rbf__model_step_dist(M, k, (p->hashing == RBF_NON_COLLIDING), b, tau);
+        const double stay = tau[0];
+        /* not restrict: the put-off pushes write in->v (d = 1) */
+        double *a = abuf[cur];
+        uint64_t lo = in->lo, hi = in->hi, n;
+        /* the put-off pushes below the chain's start (their targets are
+         * below lo: no read of this chain waits on them) */
+        uint64_t mnext = q->lo0; /* the next put-off m not done */
+        if (q->on)
+            for (; mnext + 1 < lo && mnext <= q->hi; mnext++)
+                pend_at(q, mnext, pmf, phi);
+        double prev = 0.0;
+        double *iv = in->v;
+        n = lo;
+        int brk = 0;
+#define CHAIN_STEP                                                                                 \
+    {                                                                                              \
+        double x = stay * prev + (n <= hi ? iv[n] : 0.0);                                          \
+        a[n] = x;                                                                                  \
+        prev = x;                                                                                  \
+        if (n >= hi && x < CYC_TINY) {                                                             \
+            brk = 1;                                                                               \
+            break;                                                                                 \
+        }                                                                                          \
+    }
+        if (q->on && mnext <= q->hi && mnext + 1 > n) {
+            /* the put-off level starts above this chain's start: the
+             * steps below read nothing it adds */
+            for (; n <= nmax && n < mnext + 1; n++)
+                CHAIN_STEP
+        }
+        if (!brk && q->on && mnext <= q->hi && mnext + 1 == n) {
+            /* the put-off level in segments of m = n - 1: phi alone below
+             * its pushes, then phi and every push (the common case: all
+             * rows end at the same m), then what is left one m at a time */
+            const double *pa = q->a, ps = q->stay;
+            const uint64_t plo = q->lo, phi_hi = q->hi;
+            uint64_t rcommon = phi_hi;
+            for (unsigned i = 0; i < q->nrow; i++)
+                if (q->rhi[i] < rcommon)
+                    rcommon = q->rhi[i];
+            for (; n <= nmax && n - 1 < plo && n - 1 <= phi_hi; n++) {
+                if (ps > 0.0)
+                    phi[n - 1] += pa[n - 1] * ps;
+                CHAIN_STEP
+            }
+            if (!brk && q->nend == 0) {
+                const unsigned nr = q->nrow;
+                double *r0 = nr > 0 ? q->rv[0] : NULL, *r1 = nr > 1 ? q->rv[1] : NULL;
+                double *r2 = nr > 2 ? q->rv[2] : NULL, *r3 = nr > 3 ? q->rv[3] : NULL;
+                const double t0 = nr > 0 ? q->rt[0] : 0.0, t1 = nr > 1 ? q->rt[1] : 0.0;
+                const double t2 = nr > 2 ? q->rt[2] : 0.0, t3 = nr > 3 ? q->rt[3] : 0.0;
+                if (nr <= 4) {
+                    for (; n <= nmax && n - 1 <= rcommon; n++) {
+                        const uint64_t m = n - 1;
+                        const double v = pa[m];
+                        if (ps > 0.0)
+                            phi[m] += v * ps;
+                        if (nr > 0)
+                            r0[m + 1] += v * t0;
+                        if (nr > 1)
+                            r1[m + 1] += v * t1;
+                        if (nr > 2)
+                            r2[m + 1] += v * t2;
+                        if (nr > 3)
+                            r3[m + 1] += v * t3;
+                        CHAIN_STEP
+                    }
+                } else {
+                    for (; n <= nmax && n - 1 <= rcommon; n++) {
+                        const uint64_t m = n - 1;
+                        const double v = pa[m];
+                        if (ps > 0.0)
+                            phi[m] += v * ps;
+                        for (unsigned i = 0; i < nr; i++)
+                            q->rv[i][m + 1] += v * q->rt[i];
+                        CHAIN_STEP
+                    }
+                }
+            }
+            if (!brk) {
+                /* the rest, one m at a time */
+                for (mnext = n - 1; n <= nmax; n++) {
+                    if (mnext <= phi_hi && n - 1 == mnext) {
+                        pend_at(q, mnext, pmf, phi);
+                        mnext++;
+                    }
+                    CHAIN_STEP
+                }
+            } else {
+                mnext = n; /* the step that broke did m = n - 1 */
+            }
+        } else if (!brk) {
+            for (; n <= nmax; n++)
+                CHAIN_STEP
+        }
+#undef CHAIN_STEP
+        double chain_lost = 0.0;
+        int has_chain_lost = 0;
+        if (n > nmax) {
+            chain_lost = stay < 1.0 ? prev * stay / (1.0 - stay) : prev;
+            has_chain_lost = 1;
+            n = nmax;
+        }
+        /* the rest of the put-off level, and its sums before this chain's */
+        pend_finish(q, mnext, pmf, phi, &lostsum, &endsum);
+        if (has_chain_lost)
+            msum_add(&lostsum, chain_lost);
+        uint64_t ahi = n;
+        while (ahi > lo && a[ahi] < CYC_TINY)
+            ahi--;
+        const uint64_t lo0 = lo;
+        while (lo < ahi && a[lo] < CYC_TINY)
+            lo++;
+        memset(in->v + in->lo, 0, (in->hi - in->lo + 1) * sizeof *in->v);
+        in->lo = 1;
+        in->hi = 0;
+        /* put this level off */
+        q->on = 1;
+        q->a = a;
+        q->lo0 = stay > 0.0 ? lo0 : lo;
+        q->lo = lo;
+        q->hi = ahi;
+        q->stay = stay;
+        q->nrow = q->nend = q->nlost = 0;
+        for (unsigned d = 1; d <= k; d++) {
+            double t = tau[d];
+            if (t <= 0.0)
+                continue;
+            if (b + d > sigma) {
+                q->et[q->nend] = t;
+                q->e[q->nend] = 0.0;
+                q->nend++;
+                continue;
+            }
+            cyc_row *to = &ring[(b + d) % (k + 1)];
+            uint64_t top = ahi + 1;
+            if (top > nmax) {
+                q->lostv[q->nlost++] = a[nmax] * t;
+                top = nmax;
+            }
+            /* m + 1 <= top: none when top < lo + 1 */
+            if (lo + 1 <= top) {
+                unsigned i = q->nrow++;
+                q->rv[i] = to->v;
+                q->rt[i] = t;
+                q->rhi[i] = top - 1;
+                if (to->lo > to->hi) {
+                    to->lo = lo + 1;
+                    to->hi = top;
+                } else {
+                    if (lo + 1 < to->lo)
+                        to->lo = lo + 1;
+                    if (top > to->hi)
+                        to->hi = top;
+                }
+            }
+        }
+        cur ^= 1;
+    }
+    pend_finish(q, q->lo0, pmf, phi, &lostsum, &endsum);
+    *lost = msum_get(&lostsum);
+    *rend = msum_get(&endsum);
+out:
+    sig_ring_free(ring, k);
+    rbf__free(tau);
+    rbf__free(abuf[0]);
+    rbf__free(abuf[1]);
+    rbf__free(q);
     return rc;
 }
 

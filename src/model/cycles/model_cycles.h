@@ -13,9 +13,12 @@
 #define CYC_TINY 1e-28
 #define CYC_LOST 1e-13
 #define CYC_MAX_LEN ((uint64_t)1 << 26)
-#define CYC_MAX_CONV ((uint64_t)1 << 17) /* two-phase convolution is O(len^2) */
+#define CYC_MAX_CONV ((uint64_t)1 << 17) /* the forgetting bounds' exact sums (forget.c) */
+#define CYC_CONV_BUDGET 1e10       /* two-phase convolution terms, (len + 2) x support */
 
 /* ---- laws.c: the cycle-length laws (see there) */
+int rbf__cyc_sigma_pmf_plain(const rbf_model_params *p, uint64_t sigma, uint64_t nmax,
+                             double *pmf, double *phi, double *rend, double *lost);
 int rbf__cyc_sigma_pmf(const rbf_model_params *p, uint64_t sigma, uint64_t nmax, double *pmf,
                      double *phi, double *rend, double *lost);
 double *rbf__cyc_step_table(const rbf_model_params *p, uint64_t bmax);
