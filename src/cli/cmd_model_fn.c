@@ -187,6 +187,7 @@ typedef struct fn_out {
     int stuck;
     rbf_model_fn_result fr;
     rbf_model_cycles *c;
+    double read_s, model_s; /* gaps:FILE: reading the file, then the model */
 } fn_out;
 
 /* --fn and --new-fraction into the workload *w: 0, or the exit status */
@@ -388,6 +389,10 @@ static void fn_print_json(const cli_model_fn_args *a, const fn_out *r)
             printf("]");
         }
     }
+    if (a->fn && !strncmp(a->fn, "gaps:", 5)) {
+        cli_json_field(stdout, "read_seconds", r->read_s);
+        cli_json_field(stdout, "model_seconds", r->model_s);
+    }
     printf("}\n");
 }
 
@@ -443,6 +448,8 @@ static void fn_print_text(const cli_model_fn_args *a, const fn_out *r)
                    rbf_model_forget(r->c, a->forget[i], RBF_MODEL_FROM_TICK, 0),
                    rbf_model_miss(r->c, a->forget[i], RBF_MODEL_FROM_TICK));
     }
+    if (a->fn && !strncmp(a->fn, "gaps:", 5))
+        printf("seconds            %.3g reading, %.3g model\n", r->read_s, r->model_s);
 }
 
 int cli_model_fn(const cli_model_fn_args *a)
@@ -473,12 +480,16 @@ int cli_model_fn(const cli_model_fn_args *a)
     double *prob = NULL;
     if (a->fn && !strncmp(a->fn, "trace:", 6))
         return cli_model_trace(a, &p, &s); /* cmd_model_trace.c */
+    double t0 = cli_wall_seconds();
     int rc = fn_workload(a, &w, &gaps, &prob);
     if (rc)
         return rc;
     fn_out r;
     memset(&r, 0, sizeof r);
+    double t1 = cli_wall_seconds();
     rc = fn_compute(a, &p, &s, &w, &r);
+    r.read_s = t1 - t0;
+    r.model_s = cli_wall_seconds() - t1;
     free(gaps);
     free(prob);
     if (rc) {

@@ -47,6 +47,14 @@ A=$(jget "$OUT" fn)
 CMD=model expect_ok --bits 1000 --hashes 3 --sigma 300 --fn "gaps:$TMPD/gaps.csv" --new-fraction 0 --json
 B=$(jget "$OUT" fn)
 CHECKS=$((CHECKS + 1)); near "$B" "$A" 1e-4 || bad "gaps file $B != uniform $A"
+# a gaps file's reading and model times are reported (not for a closed form)
+CHECKS=$((CHECKS + 1))
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["read_seconds"] >= 0 and d["model_seconds"] >= 0 else 1)' "$OUT" ||
+  bad "gaps file: no read_seconds/model_seconds"
+CMD=model expect_ok --bits 1000 --hashes 3 --sigma 300 --fn "gaps:$TMPD/gaps.csv" --new-fraction 0
+CHECKS=$((CHECKS + 1)); grep -q '^seconds  *[0-9.e+-]* reading, [0-9.e+-]* model$' "$OUT" || bad "gaps file: no seconds line"
+CMD=model expect_ok --bits 1000 --hashes 3 --sigma 300 --forget 10
+CHECKS=$((CHECKS + 1)); grep -q '^seconds' "$OUT" && bad "--forget alone: a seconds line"
 
 # --json names what it models
 CMD=model expect_ok --bits 1000 --hashes 5 --messages 100 --oracle --json
