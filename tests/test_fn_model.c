@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "model_cycles.h"
+#include "rbf_alloc.h"
 #include "rbf_model.h"
 #include "rbf_sim.h"
 
@@ -858,6 +859,67 @@ static void test_sigma_fused_vs_plain(void **state)
     assert_true(checked > 1000);
 }
 
+/* The marginal and moments' passes in one (rbf__cyc_nreal_fused, then
+ * rbf__cyc_nreal_spread) against each alone: efp, rhoF, the widest window,
+ * the law, phi and the lost mass to the last bit, for F wide enough and
+ * for an F too narrow (lost = 1: the caller doubles it). */
+static void test_nreal_fused_vs_apart(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t M;
+        unsigned k, N;
+        int nc;
+    } cs[] = {{2000, 3, 150, 0}, {3000, 1, 2500, 0}, {8000, 6, 600, 1},
+              {20000, 4, 2000, 0}, {5000, 8, 300, 0}, {1000, 2, 680, 0}};
+    unsigned compared = 0;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        rbf_model_params p = params(cs[i].M, cs[i].k, cs[i].nc, 0);
+        const uint64_t N = cs[i].N;
+        uint64_t bmax = p.bits < N * p.hashes ? p.bits : N * p.hashes;
+        double *tau = rbf__cyc_step_table(&p, bmax);
+        assert_non_null(tau);
+        double e1 = -1, r1 = -1, e2 = -2, r2 = -2;
+        uint64_t l1 = 0, l2 = 1;
+        rbf_cyc_mstats st;
+        int rc1 = rbf__cyc_nreal_marginal(&p, N, tau, bmax, &e1, &r1, &l1);
+        int rc2 = rbf__cyc_nreal_fused(&p, N, tau, bmax, &e2, &r2, &l2, &st);
+        assert_int_equal(rc1, rc2);
+        if (rc1) { /* a filter that fills before N (its own error): both say so */
+            rbf__free(tau);
+            continue;
+        }
+        compared++;
+        assert_memory_equal(&e1, &e2, sizeof e1);
+        assert_memory_equal(&r1, &r2, sizeof r1);
+        assert_int_equal(l1, l2);
+        const uint64_t Fs[2] = {(uint64_t)(2.0 * e1 + 30.0 * sqrt(e1 + 1.0)) + 30, 3};
+        for (int f = 0; f < 2; f++) {
+            const uint64_t F = Fs[f];
+            double *o1 = calloc(F + 1, sizeof *o1), *o2 = calloc(F + 1, sizeof *o2);
+            double *h1 = calloc(N + F + 2, sizeof *h1), *h2 = calloc(N + F + 2, sizeof *h2);
+            assert_true(o1 && o2 && h1 && h2);
+            double lo1 = -1, lo2 = -2;
+            assert_int_equal(rbf__cyc_nreal_moments(&p, N, tau, bmax, F, o1, h1, &lo1), RBF_OK);
+            assert_int_equal(rbf__cyc_nreal_spread(&st, F, o2, h2, &lo2), RBF_OK);
+            assert_memory_equal(&lo1, &lo2, sizeof lo1);
+            assert_memory_equal(o1, o2, (F + 1) * sizeof *o1);
+            assert_memory_equal(h1, h2, (N + F + 2) * sizeof *h1);
+            if (f == 0)
+                assert_true(lo1 < 1e-13); /* the law fits: compared where it has mass */
+            else
+                assert_true(lo1 == 1.0); /* too narrow: reported lost */
+            free(o1);
+            free(o2);
+            free(h1);
+            free(h2);
+        }
+        rbf__cyc_mstats_free(&st);
+        rbf__free(tau);
+    }
+    assert_true(compared >= 5);
+}
+
 static void test_nreal_moments_vs_joint(void **state)
 {
     (void)state;
@@ -958,6 +1020,7 @@ int main(void)
         cmocka_unit_test(test_consistency),
         cmocka_unit_test(test_nreal_moments_vs_joint),
         cmocka_unit_test(test_sigma_fused_vs_plain),
+        cmocka_unit_test(test_nreal_fused_vs_apart),
         cmocka_unit_test(test_forget_truncated),
         cmocka_unit_test(test_forget_vs_filter),
         cmocka_unit_test(test_miss_consistency),

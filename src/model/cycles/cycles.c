@@ -257,7 +257,14 @@ static int pmf_nreal(rbf_model_cycles *c)
         return RBF_ENOMEM;
     double efp = 0.0, rhoF = 0.0;
     uint64_t levels = 1;
-    rc = rbf__cyc_nreal_marginal(p, N, tau, bmax, &efp, &rhoF, &levels);
+    /* Unless the joint pass is forced, the marginal pass and the moments'
+     * in one (laws.c): the moments are then at hand if the cost below
+     * picks them, and only spread again when F grows */
+    rbf_cyc_mstats st;
+    memset(&st, 0, sizeof st);
+    const int fused = rbf__cyc_law_method != RBF_CYC_LAW_JOINT;
+    rc = fused ? rbf__cyc_nreal_fused(p, N, tau, bmax, &efp, &rhoF, &levels, &st)
+               : rbf__cyc_nreal_marginal(p, N, tau, bmax, &efp, &rhoF, &levels);
     if (rc) {
         rbf__free(tau);
         return rc;
@@ -269,8 +276,11 @@ static int pmf_nreal(rbf_model_cycles *c)
     const double cost = (double)N * (double)levels * (sqrt(efp) + 1.0);
     c->law_moments = rbf__cyc_law_method == RBF_CYC_LAW_MOMENTS ||
                      (rbf__cyc_law_method == RBF_CYC_LAW_AUTO && cost > CYC_JOINT_BUDGET);
+    if (!c->law_moments)
+        rbf__cyc_mstats_free(&st);
     for (;;) {
         if (N + F > CYC_MAX_LEN) {
+            rbf__cyc_mstats_free(&st);
             rbf__free(tau);
             return RBF_ENOMEM;
         }
@@ -279,15 +289,17 @@ static int pmf_nreal(rbf_model_cycles *c)
         if (!fd || !ph) {
             rbf__free(fd);
             rbf__free(ph);
+            rbf__cyc_mstats_free(&st);
             rbf__free(tau);
             return RBF_ENOMEM;
         }
         double lost = 0.0;
-        rc = c->law_moments ? rbf__cyc_nreal_moments(p, N, tau, bmax, F, fd, ph, &lost)
+        rc = c->law_moments ? rbf__cyc_nreal_spread(&st, F, fd, ph, &lost)
                             : rbf__cyc_nreal_joint(p, N, tau, bmax, F, fd, ph, &lost);
         if (rc) {
             rbf__free(fd);
             rbf__free(ph);
+            rbf__cyc_mstats_free(&st);
             rbf__free(tau);
             return rc;
         }
@@ -296,6 +308,8 @@ static int pmf_nreal(rbf_model_cycles *c)
             c->pmf = rbf__calloc(c->len + 1, sizeof *c->pmf);
             if (!c->pmf) {
                 rbf__free(fd);
+                rbf__free(ph);
+                rbf__cyc_mstats_free(&st);
                 rbf__free(tau);
                 return RBF_ENOMEM;
             }
@@ -309,6 +323,7 @@ static int pmf_nreal(rbf_model_cycles *c)
         rbf__free(ph);
         F *= 2;
     }
+    rbf__cyc_mstats_free(&st);
     rbf__free(tau);
     return RBF_OK;
 }

@@ -960,3 +960,181 @@ out:
     rbf__free(a2n);
     return rc;
 }
+
+/* The marginal pass (q, its sum e) and the moments' pass (m, a1, a2) in
+ * one walk over the levels: each keeps its own window, its own skips and
+ * its own expressions, as in rbf__cyc_nreal_marginal and
+ * rbf__cyc_nreal_moments, so each gives what it gave alone; the walk, the
+ * step table's rows and the divisions are shared.  The moments' T0, T1,
+ * T2 of each step are kept for rbf__cyc_nreal_spread. */
+int rbf__cyc_nreal_fused(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
+                         double *efp, double *rhoF, uint64_t *levels, rbf_cyc_mstats *st)
+{
+    const unsigned k = p->hashes;
+    memset(st, 0, sizeof *st);
+    double *q = rbf__calloc(bmax + 1, sizeof *q), *q2 = rbf__calloc(bmax + 1, sizeof *q2);
+    double *m = rbf__calloc(bmax + 1, sizeof *m), *m2 = rbf__calloc(bmax + 1, sizeof *m2);
+    double *a1 = rbf__calloc(bmax + 1, sizeof *a1), *a1n = rbf__calloc(bmax + 1, sizeof *a1n);
+    double *a2 = rbf__calloc(bmax + 1, sizeof *a2), *a2n = rbf__calloc(bmax + 1, sizeof *a2n);
+    st->T = rbf__malloc((N ? 3 * N : 1) * sizeof *st->T);
+    int rc = RBF_OK;
+    if (!q || !q2 || !m || !m2 || !a1 || !a1n || !a2 || !a2n || !st->T) {
+        rc = RBF_ENOMEM;
+        goto out;
+    }
+    q[0] = 1.0;
+    m[0] = 1.0;
+    /* the marginal's window [lo, hi] (on while qon), the moments' [mlo, mhi] */
+    uint64_t lo = 0, hi = 0, mlo = 0, mhi = 0, wmax = 1;
+    int qon = 1, mon = 1;
+    model_sum e, lostsum;
+    msum_init(&e);
+    msum_init(&lostsum);
+    for (uint64_t c = 0; c < N && (qon || mon); c++) {
+        if ((c & 255) == 0 && c && model_progress(p, c, N)) {
+            rc = RBF_ECANCELED;
+            goto out;
+        }
+        uint64_t nlo = UINT64_MAX, nhi = 0, mnlo = UINT64_MAX, mnhi = 0;
+        double T0 = 0.0, T1 = 0.0, T2 = 0.0;
+        const uint64_t ulo = !qon ? mlo : !mon ? lo : (lo < mlo ? lo : mlo);
+        const uint64_t uhi = !qon ? mhi : !mon ? hi : (hi > mhi ? hi : mhi);
+        for (uint64_t b = ulo; b <= uhi; b++) {
+            const double wq = q[b], w = m[b], s1 = a1[b], s2 = a2[b];
+            q[b] = m[b] = a1[b] = a2[b] = 0.0;
+            const int doq = qon && wq >= CYC_TINY, dom = mon && w >= CYC_TINY;
+            if (!doq && !dom)
+                continue;
+            const double *t = tau + b * (k + 1);
+            const double rho = t[0];
+            if (rho >= 1.0) {
+                if (doq && wq > CYC_LOST) {
+                    rc = RBF_EINVAL;
+                    goto out;
+                }
+                if (dom)
+                    msum_add(&lostsum, w);
+                continue;
+            }
+            const double inv = 1.0 / (1.0 - rho);
+            if (doq) {
+                msum_add(&e, wq * rho / (1.0 - rho));
+                for (unsigned d = 1; d <= k; d++) {
+                    if (b + d > bmax || t[d] <= 0.0)
+                        continue;
+                    q2[b + d] += wq * t[d] * inv;
+                    if (b + d < nlo)
+                        nlo = b + d;
+                    if (b + d > nhi)
+                        nhi = b + d;
+                }
+            }
+            if (dom) {
+                const double eg = rho / (1.0 - rho), eg2 = rho * (1.0 + rho) / ((1.0 - rho) * (1.0 - rho));
+                T0 += w * eg;
+                T1 += eg * (s1 + w * eg);
+                T2 += eg * (s2 + 2.0 * s1 * eg + w * eg2);
+                const double n1 = s1 + w * eg, n2 = s2 + 2.0 * s1 * eg + w * eg2;
+                for (unsigned d = 1; d <= k; d++) {
+                    if (t[d] <= 0.0 || b + d > bmax)
+                        continue;
+                    const double qq = t[d] * inv;
+                    m2[b + d] += w * qq;
+                    a1n[b + d] += n1 * qq;
+                    a2n[b + d] += n2 * qq;
+                    if (b + d < mnlo)
+                        mnlo = b + d;
+                    if (b + d > mnhi)
+                        mnhi = b + d;
+                }
+            }
+        }
+        if (mon) {
+            st->T[3 * c] = T0;
+            st->T[3 * c + 1] = T1;
+            st->T[3 * c + 2] = T2;
+            st->steps = c + 1;
+        }
+        double *sw = q;
+        q = q2;
+        q2 = sw;
+        sw = m;
+        m = m2;
+        m2 = sw;
+        sw = a1;
+        a1 = a1n;
+        a1n = sw;
+        sw = a2;
+        a2 = a2n;
+        a2n = sw;
+        if (qon) {
+            qon = window_next(&lo, &hi, nlo, nhi);
+            if (qon && hi - lo + 1 > wmax)
+                wmax = hi - lo + 1;
+        }
+        if (mon)
+            mon = window_next(&mlo, &mhi, mnlo, mnhi);
+    }
+    if (levels)
+        *levels = wmax;
+    model_sum r;
+    msum_init(&r);
+    for (uint64_t b = lo; b <= hi && b <= bmax; b++)
+        msum_add(&r, q[b] * tau[b * (k + 1)]);
+    *efp = msum_get(&e);
+    *rhoF = model_clamp01(msum_get(&r));
+    double W0 = 0.0, W1 = 0.0, W2 = 0.0;
+    for (uint64_t b = mlo; b <= mhi; b++) {
+        W0 += m[b];
+        W1 += a1[b];
+        W2 += a2[b];
+    }
+    st->W0 = W0;
+    st->W1 = W1;
+    st->W2 = W2;
+    st->lost = msum_get(&lostsum);
+out:
+    if (rc)
+        rbf__cyc_mstats_free(st);
+    rbf__free(q);
+    rbf__free(q2);
+    rbf__free(m);
+    rbf__free(m2);
+    rbf__free(a1);
+    rbf__free(a1n);
+    rbf__free(a2);
+    rbf__free(a2n);
+    return rc;
+}
+
+void rbf__cyc_mstats_free(rbf_cyc_mstats *st)
+{
+    rbf__free(st->T);
+    st->T = NULL;
+    st->steps = 0;
+}
+
+int rbf__cyc_nreal_spread(const rbf_cyc_mstats *st, uint64_t F, double *out, double *phi,
+                          double *lost)
+{
+    double *tmp = rbf__malloc((F + 1) * sizeof *tmp);
+    if (!tmp)
+        return RBF_ENOMEM;
+    int wide = 0;
+    for (uint64_t c = 0; c < st->steps && !wide; c++) {
+        const double T0 = st->T[3 * c], T1 = st->T[3 * c + 1], T2 = st->T[3 * c + 2];
+        if (T0 > 0.0) {
+            const double mu = T1 / T0, var = T2 / T0 - mu * mu;
+            if (nb_spread(phi, c, F, T0, mu, var, tmp))
+                wide = 1;
+        }
+    }
+    memset(out, 0, (F + 1) * sizeof *out);
+    if (!wide && st->W0 > 0.0) {
+        const double mu = st->W1 / st->W0;
+        wide = nb_spread(out, 0, F, st->W0, mu, st->W2 / st->W0 - mu * mu, tmp);
+    }
+    *lost = wide ? 1.0 : st->lost;
+    rbf__free(tmp);
+    return RBF_OK;
+}

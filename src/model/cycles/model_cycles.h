@@ -28,6 +28,21 @@ int rbf__cyc_nreal_joint(const rbf_model_params *p, uint64_t N, const double *ta
                        uint64_t F, double *out, double *phi, double *lost);
 int rbf__cyc_nreal_moments(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
                          uint64_t F, double *out, double *phi, double *lost);
+/* The marginal pass and the moments' pass in one (laws.c): the same
+ * efp, rhoF and levels as rbf__cyc_nreal_marginal and, kept per step, the
+ * moments rbf__cyc_nreal_moments spreads; rbf__cyc_nreal_spread then lays
+ * them out for a given F, as rbf__cyc_nreal_moments would (the same values
+ * to the last bit; a wider F needs no new pass). */
+typedef struct {
+    double *T;       /* T0, T1, T2 of each step, 3 a step */
+    uint64_t steps;  /* steps with mass */
+    double W0, W1, W2, lost;
+} rbf_cyc_mstats;
+int rbf__cyc_nreal_fused(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
+                         double *efp, double *rhoF, uint64_t *levels, rbf_cyc_mstats *st);
+int rbf__cyc_nreal_spread(const rbf_cyc_mstats *st, uint64_t F, double *out, double *phi,
+                          double *lost);
+void rbf__cyc_mstats_free(rbf_cyc_mstats *st);
 /* Which builds the real user's N-bounded cycle law: RBF_CYC_LAW_AUTO (the
  * joint pass unless its cost estimate is over CYC_JOINT_BUDGET, then the
  * moments), or either forced (tests). */
