@@ -920,6 +920,53 @@ static void test_nreal_fused_vs_apart(void **state)
     assert_true(compared >= 5);
 }
 
+/* rbf_model_fn_trace in C: exact answers on tiny traces, and an id out of
+ * range refused (it is checked as the replay reads it). */
+static void test_fn_trace_small(void **state)
+{
+    (void)state;
+    enum { NA = 4000 };
+    static uint32_t ids[NA];
+    for (unsigned i = 0; i < NA; i++)
+        ids[i] = i & 1; /* a b a b ... */
+    rbf_model_params p = params(1000, 3, 0, 0);
+    rbf_model_cycle_spec s;
+    rbf_model_cycle_spec_init(&s);
+    s.messages = 1;
+    s.oracle = 1;
+    rbf_model_trace t;
+    memset(&t, 0, sizeof t);
+    t.ids = ids;
+    t.arrivals = NA;
+    t.distinct = 2;
+    t.seed = 7;
+    rbf_model_trace_result r;
+    /* the oracle with N = 1: every arrival is a tick that fills the filter
+     * alone, so every repeat is forgotten and a false negative */
+    assert_int_equal(rbf_model_fn_trace(&p, &s, &t, &r), RBF_OK);
+    assert_true(fabs(r.whole.fn - 1.0) < 1e-12);
+    assert_true(fabs(r.whole.tick_fraction - 1.0) < 1e-12);
+    assert_true(fabs(r.whole.repeats - (NA - 2)) < 1e-9);
+    /* one message repeated: never forgotten (a tick, then held) */
+    for (unsigned i = 0; i < NA; i++)
+        ids[i] = 0;
+    t.distinct = 1;
+    s.oracle = 0;
+    s.messages = 0;
+    s.sigma = 300;
+    assert_int_equal(rbf_model_fn_trace(&p, &s, &t, &r), RBF_OK);
+    assert_true(r.whole.fn == 0.0);
+    assert_true(fabs(r.whole.tick_fraction - 1.0 / NA) < 1e-12);
+    /* an id at or above distinct, first or last: refused */
+    ids[NA - 1] = 1;
+    assert_int_equal(rbf_model_fn_trace(&p, &s, &t, &r), RBF_EINVAL);
+    ids[NA - 1] = 0;
+    ids[0] = 5;
+    assert_int_equal(rbf_model_fn_trace(&p, &s, &t, &r), RBF_EINVAL);
+    ids[0] = 0;
+    assert_int_equal(rbf_model_fn_trace(&p, &s, &t, &r), RBF_OK);
+}
+
 static void test_nreal_moments_vs_joint(void **state)
 {
     (void)state;
@@ -1021,6 +1068,7 @@ int main(void)
         cmocka_unit_test(test_nreal_moments_vs_joint),
         cmocka_unit_test(test_sigma_fused_vs_plain),
         cmocka_unit_test(test_nreal_fused_vs_apart),
+        cmocka_unit_test(test_fn_trace_small),
         cmocka_unit_test(test_forget_truncated),
         cmocka_unit_test(test_forget_vs_filter),
         cmocka_unit_test(test_miss_consistency),

@@ -97,6 +97,12 @@ void rbf__tr_law_free(tr_law *w)
 
 /* x^k for a whole number k (the replay's k = w->k): by squaring, cheaper
  * than pow() and within a few units in the last place of it */
+#if defined(__GNUC__)
+#define TR_INLINE inline __attribute__((always_inline))
+#else
+#define TR_INLINE inline
+#endif
+
 static inline double kpow(double x, unsigned k)
 {
     double r = 1.0;
@@ -124,15 +130,17 @@ static double oracle_alpha(double LF, double re, double nF, double fF, double la
     return model_clamp01(1.0 - exp(LF) * U);
 }
 
-/* Replay arrivals [from, to) from an empty filter; st (distinct words)
+/* Replay arrivals [from, to) from an empty filter; st (nd distinct words)
  * zeroed by the caller.  Whole: everything; steady: from the first recycle
  * to the last.  cv (may be NULL, with at: each message's last arrival):
- * the repeats, forgotten and false negatives by gap in arrivals. */
-void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_t to,
-                    uint32_t *st, uint64_t *rng, tr_tally *whole, tr_tally *steady,
-                    uint32_t *at, tr_curve *cv)
+ * the repeats, forgotten and false negatives by gap in arrivals.
+ * RBF_EINVAL at an id >= nd (the tallies are then partial). */
+static TR_INLINE int replay_body(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_t to,
+                                 uint32_t nd, uint32_t *st, uint64_t *rng, tr_tally *whole,
+                                 tr_tally *steady, uint32_t *at, tr_curve *cv, const int two,
+                                 const int oracle)
 {
-    const uint32_t lag = w->two ? 1u : 0u;
+    const uint32_t lag = two ? 1u : 0u;
     const unsigned kk = (unsigned)w->k;
     uint32_t cyc = 2;
     uint64_t u = 0, L = tr_draw(w, rng), cycles = 0;
@@ -158,6 +166,8 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
     double re = 0.0, ins = 0.0, nF = 0.0, lamF = fF < 1.0 ? -log1p(-fF) : INFINITY;
     for (uint64_t i = from; i < to; i++) {
         const uint32_t id = ids[i];
+        if (id >= nd)
+            return RBF_EINVAL;
         const uint32_t v = st[id];
         const int before = v != 0;
         const int held_act = v >= cyc, held_any = v + lag >= cyc;
@@ -176,17 +186,17 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
         if (!held_any) {
             double ph = w->phi[u <= w->len ? u : w->len + 1];
             double q = ph;
-            if (w->two && cycles) {
+            if (two && cycles) {
                 /* a new message is a false positive of both filters with
                  * (F/M alpha)^k, more often than independent filters */
-                const double al = w->oracle ? oracle_alpha(LF, re, nF, fF, lamF) : -expm1(LF);
+                const double al = oracle ? oracle_alpha(LF, re, nF, fF, lamF) : -expm1(LF);
                 const double be = -expm1(LN);
                 const double pA = fF * al + (1.0 - fF) * be;
-                if (w->oracle) /* re-inserted repeats are no ticks, but set bits */
+                if (oracle) /* re-inserted repeats are no ticks, but set bits */
                     ph = model_clamp01(ph + kpow(pA, kk) - kpow(-expm1(L0), kk));
                 double dd = kpow(fF * al, kk) - kpow(pA * fF, kk);
                 q = model_clamp01(1.0 - ((1.0 - ph) * keepF + (dd > 0.0 ? dd : 0.0)));
-            } else if (w->two) {
+            } else if (two) {
                 q = ph;
             }
             t.fresh += 1.0;
@@ -200,11 +210,11 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
                 }
             }
         }
-        if (w->oracle && (!held_any || (w->two && cycles && !held_act)))
+        if (oracle && (!held_any || (two && cycles && !held_act)))
             ins += 1.0;
-        if (w->two && cycles && !held_act) {
+        if (two && cycles && !held_act) {
             if (held_any) { /* re-inserted from the frozen filter */
-                if (w->oracle)
+                if (oracle)
                     re += 1.0;
                 else {
                     LF += lF;
@@ -216,7 +226,7 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
                 L0 += w->lM;
             }
         }
-        if (w->oracle ? !held_any : !held_act) { /* a tick */
+        if (oracle ? !held_any : !held_act) { /* a tick */
             t.ticks += 1.0;
             int recycle = 0;
             if (w->after == TR_AFTER_NEXT) {
@@ -236,7 +246,7 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
             if (recycle) { /* counted with the arrival that recycled, as rbf simulate */
                 L = tr_draw(w, rng);
                 keepF = 1.0 - w->rho_f;
-                if (w->two && w->oracle && cycles) {
+                if (two && oracle && cycles) {
                     /* the oracle's re-inserted repeats filled the closing
                      * filter beyond the law's N messages: it is frozen so */
                     const double pA = fF * oracle_alpha(LF, re, nF, fF, lamF) +
@@ -275,6 +285,22 @@ void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_
         steady->forgotten += last.forgotten - first.forgotten;
         steady->cycles += (double)(cycles - 1);
     }
+    return RBF_OK;
+}
+
+int rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_t to, uint32_t nd,
+                   uint32_t *st, uint64_t *rng, tr_tally *whole, tr_tally *steady, uint32_t *at,
+                   tr_curve *cv)
+{
+    /* the loop once for each policy, its flags constants (the same
+     * arithmetic: the same values) */
+#define TR_CASE(T, O)                                                                              \
+    (cv ? replay_body(w, ids, from, to, nd, st, rng, whole, steady, at, cv, T, O)                 \
+        : replay_body(w, ids, from, to, nd, st, rng, whole, steady, NULL, NULL, T, O))
+    if (w->two)
+        return w->oracle ? TR_CASE(1, 1) : TR_CASE(1, 0);
+    return w->oracle ? TR_CASE(0, 1) : TR_CASE(0, 0);
+#undef TR_CASE
 }
 
 static void tr_rates(const tr_tally *t, unsigned R, double per, double fp2, double fn2,
@@ -311,9 +337,8 @@ int rbf_model_fn_trace(const rbf_model_params *p, const rbf_model_cycle_spec *s,
         return RBF_EINVAL; /* a window longer than the trace */
     if (t->arrivals > UINT32_MAX - 4)
         return RBF_EINVAL; /* cycles are numbered in 32 bits */
-    for (uint64_t i = 0; i < t->arrivals; i++)
-        if (t->ids[i] >= t->distinct)
-            return RBF_EINVAL;
+    /* the ids are checked (< distinct) as the replay reads them: one pass
+     * over them fewer, where each is 4 bytes of a trace of 10^8 */
     rbf_model_cycles *c = NULL;
     int rc = rbf_model_cycles_new(p, s, &c);
     if (rc)
@@ -355,8 +380,9 @@ int rbf_model_fn_trace(const rbf_model_params *p, const rbf_model_cycle_spec *s,
                 break;
             }
             memset(st, 0, (size_t)t->distinct * sizeof *st);
-            rbf__tr_replay(&w, t->ids, j * A, (j + 1) * A, st, &rng, &w1, &s1, at,
-                           t->curve ? &cv : NULL);
+            if ((rc = rbf__tr_replay(&w, t->ids, j * A, (j + 1) * A, t->distinct, st, &rng, &w1,
+                                     &s1, at, t->curve ? &cv : NULL)))
+                break;
         }
         double f;
         f = w1.fresh > 0.0 ? w1.fp / w1.fresh : 0.0;

@@ -38,8 +38,8 @@ typedef struct tr_curve {
 int rbf__tr_law_new(const rbf_model_cycles *c, const rbf_model_params *p,
                     const rbf_model_cycle_spec *s, tr_law *w);
 void rbf__tr_law_free(tr_law *w);
-void rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_t to,
-                    uint32_t *st, uint64_t *rng, tr_tally *whole, tr_tally *steady,
-                    uint32_t *at, tr_curve *cv);
+int rbf__tr_replay(const tr_law *w, const uint32_t *ids, uint64_t from, uint64_t to, uint32_t nd,
+                   uint32_t *st, uint64_t *rng, tr_tally *whole, tr_tally *steady, uint32_t *at,
+                   tr_curve *cv);
 
 #endif
