@@ -3,9 +3,9 @@
 # --fn gaps:FILE at scale (docs/models.md 9.5): a trace of about 10^8
 # arrivals (DIR/kjv.txt from bench/trace_corpora.sh, repeated 127 times,
 # about 510 MB written to DIR/big.txt) and a gaps file of 10^6 distinct gaps.
-# Prints the reading and model seconds that rbf model reports, and the
-# wall time of the gaps cases.  The goal: at most 1 s after the file is
-# read; the cycle law of a large sigma is over it (docs/models.md 9.5).
+# Prints the reading and model seconds that rbf model reports.  The goal:
+# at most 1 s after the file is read; at 10^6 bits the cycle law is over
+# it (docs/models.md 9.5).
 # Needs Debian's python3 (no other package).
 set -eu
 rbf=${1:?usage: trace_speed.sh RBF DIR}
@@ -17,7 +17,7 @@ if [ ! -s "$d/big.txt" ]; then
 fi
 echo "trace: $(wc -l < "$d/big.txt") arrivals"
 for a in "--bits 20000 --hashes 5 --sigma 8000" "--bits 20000 --hashes 5 --sigma 5000 --phases 2" \
-         "--bits 8000 --hashes 2 --messages 1500"; do
+         "--bits 8000 --hashes 2 --messages 1500" "--bits 1000000 --hashes 4 --sigma 400000"; do
     printf '%-50s ' "$a"
     # shellcheck disable=SC2086
     "$rbf" model $a --fn "trace:$d/big.txt" | grep '^seconds'
@@ -28,11 +28,10 @@ with open(sys.argv[1], "w") as f:
     for g in range(1, 1000001):
         f.write("%d,%.6g\n" % (g, g ** -1.1))
 ' "$d/gaps1m.csv"
-for a in "--bits 20000 --hashes 5 --sigma 8000" "--bits 60000 --hashes 3 --sigma 15000 --phases 2"; do
-    printf '%-50s ' "$a"
-    s=$(date +%s.%N)
+for a in "--bits 20000 --hashes 5 --sigma 8000" "--bits 60000 --hashes 3 --sigma 15000 --phases 2" \
+         "--bits 1000000 --hashes 4 --sigma 400000" "--bits 1000000 --hashes 4 --sigma 200000 --phases 2" \
+         "--bits 1000000 --hashes 4 --messages 100000"; do
+    printf '%-50s gaps 10^6: ' "$a"
     # shellcheck disable=SC2086
-    "$rbf" model $a --fn "gaps:$d/gaps1m.csv" --new-fraction 0.05 > /dev/null
-    e=$(date +%s.%N)
-    python3 -c 'import sys; print("gaps 10^6: %.2f s (reading included)" % (float(sys.argv[2]) - float(sys.argv[1])))' "$s" "$e"
+    "$rbf" model $a --fn "gaps:$d/gaps1m.csv" --new-fraction 0.05 | grep '^seconds'
 done
