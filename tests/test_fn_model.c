@@ -965,6 +965,57 @@ static void test_fn_trace_small(void **state)
     assert_int_equal(rbf_model_fn_trace(&p, &s, &t, &r), RBF_EINVAL);
     ids[0] = 0;
     assert_int_equal(rbf_model_fn_trace(&p, &s, &t, &r), RBF_OK);
+    /* in the tail past the last whole window (no replay reads it) too */
+    t.window = 1500;
+    ids[NA - 1] = 9;
+    assert_int_equal(rbf_model_fn_trace(&p, &s, &t, &r), RBF_EINVAL);
+    /* and the planner for a trace, whatever its candidates */
+    rbf_plan_trace_result pr;
+    uint64_t least = 0;
+    assert_int_equal(rbf_plan_trace(1000, 0.01, &t, 0.05, NULL, &pr, &least), RBF_EINVAL);
+    ids[NA - 1] = 0;
+    assert_int_equal(rbf_model_fn_trace(&p, &s, &t, &r), RBF_OK);
+    assert_int_equal(r.windows, 2);
+}
+
+/* Progress only goes forward while the real user's law is built, through
+ * the fused pass and then the joint pass or the moments. */
+typedef struct {
+    double last;
+    int back, calls;
+} prog_ctx;
+
+static int prog_cb(void *ctx, uint64_t done, uint64_t total)
+{
+    prog_ctx *c = ctx;
+    double f = (double)done / (double)total;
+    if (f < c->last)
+        c->back = 1;
+    c->last = f;
+    c->calls++;
+    return 0;
+}
+
+static void test_progress_forward(void **state)
+{
+    (void)state;
+    for (int mom = 0; mom < 2; mom++) {
+        rbf_model_params p = params(20000, 4, 0, 0);
+        prog_ctx pc = {0.0, 0, 0};
+        p.progress = prog_cb;
+        p.progress_ctx = &pc;
+        rbf_model_cycle_spec s;
+        rbf_model_cycle_spec_init(&s);
+        s.messages = 2000;
+        rbf__cyc_law_method = mom ? RBF_CYC_LAW_MOMENTS : RBF_CYC_LAW_JOINT;
+        rbf_model_cycles *c = NULL;
+        int rc = rbf_model_cycles_new(&p, &s, &c);
+        rbf__cyc_law_method = RBF_CYC_LAW_AUTO;
+        assert_int_equal(rc, RBF_OK);
+        rbf_model_cycles_free(c);
+        assert_true(pc.calls > 4);
+        assert_false(pc.back);
+    }
 }
 
 static void test_nreal_moments_vs_joint(void **state)
@@ -1069,6 +1120,7 @@ int main(void)
         cmocka_unit_test(test_sigma_fused_vs_plain),
         cmocka_unit_test(test_nreal_fused_vs_apart),
         cmocka_unit_test(test_fn_trace_small),
+        cmocka_unit_test(test_progress_forward),
         cmocka_unit_test(test_forget_truncated),
         cmocka_unit_test(test_forget_vs_filter),
         cmocka_unit_test(test_miss_consistency),

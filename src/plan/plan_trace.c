@@ -79,6 +79,13 @@ int rbf_plan_trace(uint64_t bits, double eps, const rbf_model_trace *t, double m
         return RBF_EINVAL;
     if (least_bits)
         *least_bits = 0;
+    /* the ids once here (each trace model checks those it replays, but a
+     * candidate whose law is too long is passed over unreplayed) */
+    if (!t->ids || t->distinct == 0)
+        return RBF_EINVAL;
+    for (uint64_t i = 0; i < t->arrivals; i++)
+        if (t->ids[i] >= t->distinct)
+            return RBF_EINVAL;
     int rc = pt_at(bits, eps, t, miss, 0, o, out);
     if (rc || out->feasible || !least_bits)
         return rc;

@@ -421,11 +421,13 @@ static int fill_forget(rbf_model_cycles *c)
          * convolution costs (len + 2) x (support), the budget below some
          * 10^10 terms (seconds); the support is narrow where len is long
          * (a few thousand ticks at 10^6 bits), so the budget, not the
-         * length, decides (up to 2^17 ticks it always ran, and still does) */
+         * length, decides (up to 2^17 ticks it always ran, and still does;
+         * past 2^22 its tables would pass 256 MB, and it is refused) */
         uint64_t l0 = 0;
         while (l0 < len && c->pmf[l0] == 0.0)
             l0++;
-        if (len > CYC_MAX_CONV && (double)(len + 2) * (double)(len - l0 + 1) > CYC_CONV_BUDGET) {
+        if (len > CYC_MAX_CONV && (len > CYC_CONV_MAX_LEN ||
+                                   (double)(len + 2) * (double)(len - l0 + 1) > CYC_CONV_BUDGET)) {
             rc = RBF_ENOMEM;
             goto out;
         }

@@ -338,7 +338,11 @@ int rbf_model_fn_trace(const rbf_model_params *p, const rbf_model_cycle_spec *s,
     if (t->arrivals > UINT32_MAX - 4)
         return RBF_EINVAL; /* cycles are numbered in 32 bits */
     /* the ids are checked (< distinct) as the replay reads them: one pass
-     * over them fewer, where each is 4 bytes of a trace of 10^8 */
+     * over them fewer, where each is 4 bytes of a trace of 10^8; the tail
+     * past the last whole window, which no replay reads, here */
+    for (uint64_t i = nw * A; i < t->arrivals; i++)
+        if (t->ids[i] >= t->distinct)
+            return RBF_EINVAL;
     rbf_model_cycles *c = NULL;
     int rc = rbf_model_cycles_new(p, s, &c);
     if (rc)

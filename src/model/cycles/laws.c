@@ -991,7 +991,9 @@ int rbf__cyc_nreal_fused(const rbf_model_params *p, uint64_t N, const double *ta
     msum_init(&e);
     msum_init(&lostsum);
     for (uint64_t c = 0; c < N && (qon || mon); c++) {
-        if ((c & 255) == 0 && c && model_progress(p, c, N)) {
+        /* the first half of the progress: the joint pass, when it follows,
+         * reports the second (N + c of 2N) */
+        if ((c & 255) == 0 && c && model_progress(p, c, 2 * N)) {
             rc = RBF_ECANCELED;
             goto out;
         }

@@ -15,6 +15,7 @@
 #define CYC_MAX_LEN ((uint64_t)1 << 26)
 #define CYC_MAX_CONV ((uint64_t)1 << 17) /* the forgetting bounds' exact sums (forget.c) */
 #define CYC_CONV_BUDGET 1e10       /* two-phase convolution terms, (len + 2) x support */
+#define CYC_CONV_MAX_LEN ((uint64_t)1 << 22) /* and its four tables of 2 len doubles (256 MB) */
 
 /* ---- laws.c: the cycle-length laws (see there) */
 int rbf__cyc_sigma_pmf_plain(const rbf_model_params *p, uint64_t sigma, uint64_t nmax,
