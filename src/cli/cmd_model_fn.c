@@ -187,7 +187,8 @@ typedef struct fn_out {
     int stuck;
     rbf_model_fn_result fr;
     rbf_model_cycles *c;
-    double read_s, model_s; /* gaps:FILE: reading the file, then the model */
+    int timed;              /* gaps:FILE: its seconds are printed */
+    double read_s, model_s; /* reading the file, then the model */
 } fn_out;
 
 /* --fn and --new-fraction into the workload *w: 0, or the exit status */
@@ -389,7 +390,7 @@ static void fn_print_json(const cli_model_fn_args *a, const fn_out *r)
             printf("]");
         }
     }
-    if (a->fn && !strncmp(a->fn, "gaps:", 5)) {
+    if (r->timed) {
         cli_json_field(stdout, "read_seconds", r->read_s);
         cli_json_field(stdout, "model_seconds", r->model_s);
     }
@@ -448,7 +449,7 @@ static void fn_print_text(const cli_model_fn_args *a, const fn_out *r)
                    rbf_model_forget(r->c, a->forget[i], RBF_MODEL_FROM_TICK, 0),
                    rbf_model_miss(r->c, a->forget[i], RBF_MODEL_FROM_TICK));
     }
-    if (a->fn && !strncmp(a->fn, "gaps:", 5))
+    if (r->timed)
         printf("seconds            %.3g reading, %.3g model\n", r->read_s, r->model_s);
 }
 
@@ -488,6 +489,7 @@ int cli_model_fn(const cli_model_fn_args *a)
     memset(&r, 0, sizeof r);
     double t1 = cli_wall_seconds();
     rc = fn_compute(a, &p, &s, &w, &r);
+    r.timed = gaps != NULL; /* a gaps file was read */
     r.read_s = t1 - t0;
     r.model_s = cli_wall_seconds() - t1;
     free(gaps);

@@ -417,8 +417,8 @@ static int fn_periods(const rbf_model_params *p, const gap_surv *sv, const fn_cl
         for (unsigned i = 1; i <= 65536; i++, guard++) {
             double y = x + (double)(i - 1);
             /* the edge term once: A's and e's are the same value */
-            const double ed = ret ? 0.0 : rbf__fn_surv_edge_q(sv, y, psi, nuend);
-            double A = ret ? rbf__fn_surv_at_q(sv, y) : rbf__fn_surv_at_q(sv, y + 1.0) + ed;
+            const double ed = ret ? 0.0 : rbf__fn_surv_edge(sv, y, psi, nuend);
+            double A = ret ? rbf__fn_surv_at(sv, y) : rbf__fn_surv_at(sv, y + 1.0) + ed;
             double B = 0.0, e = 0.0;
             if (!two) {
                 B = A;

@@ -320,7 +320,7 @@ static double surv_int(const gap_surv *s, double n, int birth)
     return (birth ? s->esufb : s->esuf)[lo];
 }
 
-double rbf__fn_surv_at(const gap_surv *s, double x)
+double rbf__fn_surv_at_full(const gap_surv *s, double x)
 {
     if (!(x > 0.0))
         x = 0.0;
@@ -361,7 +361,7 @@ double rbf__fn_surv_at(const gap_surv *s, double x)
  * previous arrival of unknown kind with nuend (gaps:FILE: no change).
  * For a birth's message this is its next arrival's gap law, so summed
  * over a cycle it is the chance that the trigger's message comes back. */
-double rbf__fn_surv_edge(const gap_surv *s, double x, double psi, double nubar)
+double rbf__fn_surv_edge_full(const gap_surv *s, double x, double psi, double nubar)
 {
     if (!(x > 0.0))
         x = 0.0;
@@ -383,7 +383,7 @@ double rbf__fn_surv_edge(const gap_surv *s, double x, double psi, double nubar)
 static double gh5(const gap_surv *s, int edge, double mu, double var, double psi, double nu)
 {
     double v;
-#define GH_F(x) (edge ? rbf__fn_surv_edge_q(s, (x), psi, nu) : rbf__fn_surv_at_q(s, (x)))
+#define GH_F(x) (edge ? rbf__fn_surv_edge(s, (x), psi, nu) : rbf__fn_surv_at(s, (x)))
     v = GH_F(mu);
     if (!(var > 0.25))
         return v;

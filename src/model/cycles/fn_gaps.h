@@ -46,16 +46,18 @@ int rbf__fn_gaps_fading(const rbf_model_params *prm, const rbf_model_workload *w
 int rbf__fn_gaps_file(const rbf_model_workload *w, gapdesc *d);
 void rbf__fn_surv_free(gap_surv *s);
 int rbf__fn_surv_build(const gapdesc *d, gap_surv *s);
-double rbf__fn_surv_at(const gap_surv *s, double x);
-double rbf__fn_surv_edge(const gap_surv *s, double x, double psi, double nubar);
+/* S(x) and the edge term (fn_gaps.c) for any x: use rbf__fn_surv_at and
+ * rbf__fn_surv_edge below, which answer inline where they can */
+double rbf__fn_surv_at_full(const gap_surv *s, double x);
+double rbf__fn_surv_edge_full(const gap_surv *s, double x, double psi, double nubar);
 double rbf__fn_surv_sm(const gap_surv *s, double mu, double var);
 double rbf__fn_surv_edge_sm(const gap_surv *s, double mu, double var, double psi, double nu);
 
-/* The same as rbf__fn_surv_at and rbf__fn_surv_edge, inline where the
- * dense tables answer (the per-arrival loops call them millions of
- * times): the same lookups and the same arithmetic, so the same values
- * to the last bit; floor of a nonnegative x below 2^63 is its integer
- * part. */
+/* S(x) = P(T > x) and the edge term, inline where the dense tables
+ * answer (the per-arrival loops call them millions of times), else by the
+ * _full forms: the same lookups and the same arithmetic either way, so
+ * the same values to the last bit; floor of a nonnegative x below 2^63 is
+ * its integer part. */
 static inline double rbf__fn_dense_at(const gap_surv *s, double x)
 {
     /* needs s->dsuf, 0 <= x, x + 1 <= dmax */
@@ -65,7 +67,7 @@ static inline double rbf__fn_dense_at(const gap_surv *s, double x)
     return f > 0.0 ? a + f * (s->dsuf[i + 1] - a) : a;
 }
 
-static inline double rbf__fn_surv_at_q(const gap_surv *s, double x)
+static inline double rbf__fn_surv_at(const gap_surv *s, double x)
 {
     if (!(x > 0.0))
         x = 0.0;
@@ -75,17 +77,17 @@ static inline double rbf__fn_surv_at_q(const gap_surv *s, double x)
         if (x >= (double)s->dmax) /* past every gap: a + f (a - a) = a */
             return s->dsuf[s->dmax];
     }
-    return rbf__fn_surv_at(s, x);
+    return rbf__fn_surv_at_full(s, x);
 }
 
-static inline double rbf__fn_surv_edge_q(const gap_surv *s, double x, double psi, double nubar)
+static inline double rbf__fn_surv_edge(const gap_surv *s, double x, double psi, double nubar)
 {
     if (!(x > 0.0))
         x = 0.0;
     if (s->dsuf && x >= (double)s->dmax) /* past every gap: no mass at x + 1 */
         return 0.0;
     if (!s->dsuf || !(x + 2.0 <= (double)s->dmax))
-        return rbf__fn_surv_edge(s, x, psi, nubar);
+        return rbf__fn_surv_edge_full(s, x, psi, nubar);
     const double all = rbf__fn_dense_at(s, x) - rbf__fn_dense_at(s, x + 1.0);
     const double fl = (double)(uint64_t)x, f = x - fl;
     const size_t i = (size_t)fl;

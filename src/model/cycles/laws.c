@@ -69,7 +69,7 @@ static void sig_ring_free(cyc_row *ring, unsigned k)
 
 /* The plain form, a level at a time: the chain, then phi, then the k
  * pushes, each its own loop.  The reference rbf__cyc_sigma_pmf is checked
- * against (test_cycles_model), value for value. */
+ * against (test_sigma_fused_vs_plain in test_fn_model), value for value. */
 int rbf__cyc_sigma_pmf_plain(const rbf_model_params *p, uint64_t sigma, uint64_t nmax,
                              double *pmf, double *phi, double *rend, double *lost)
 {
@@ -212,7 +212,7 @@ static inline void pend_at(sig_pend *q, uint64_t m, double *pmf, double *phi)
     }
 }
 
-/* the pushes of [m0, m1] not done yet, then the level's sums */
+/* the put-off level's pushes from m0 to its end, then its sums */
 static void pend_finish(sig_pend *q, uint64_t m0, double *pmf, double *phi, model_sum *lostsum,
                         model_sum *endsum)
 {
@@ -859,6 +859,46 @@ static int nb_spread(double *out, uint64_t off, uint64_t F, double w, double mu,
     return 0;
 }
 
+/* One level b of the moments' step (rho = t[0] < 1, mass w >= CYC_TINY,
+ * first and second moments s1, s2 of its false positives so far): the
+ * false-positive ticks it adds to T[0..2], and its pushes to the next
+ * step's levels (m2, a1n, a2n) and their window [*nlo, *nhi].  The
+ * moments' pass and the fused pass both take their levels here. */
+static CYC_INLINE void mom_level(const double *t, unsigned k, uint64_t b, uint64_t bmax, double w,
+                                 double s1, double s2, double *T, double *m2, double *a1n,
+                                 double *a2n, uint64_t *nlo, uint64_t *nhi)
+{
+    const double rho = t[0];
+    const double eg = rho / (1.0 - rho), eg2 = rho * (1.0 + rho) / ((1.0 - rho) * (1.0 - rho));
+    /* the ticks c + f + i + 1 (i = 0..G-1) are false positives:
+     * mass w EG, f + i with i of weights rho^(i+1) */
+    T[0] += w * eg;
+    T[1] += eg * (s1 + w * eg);
+    T[2] += eg * (s2 + 2.0 * s1 * eg + w * eg2);
+    const double n1 = s1 + w * eg, n2 = s2 + 2.0 * s1 * eg + w * eg2;
+    const double inv = 1.0 / (1.0 - rho);
+    for (unsigned d = 1; d <= k; d++) {
+        if (t[d] <= 0.0 || b + d > bmax)
+            continue;
+        const double q = t[d] * inv;
+        m2[b + d] += w * q;
+        a1n[b + d] += n1 * q;
+        a2n[b + d] += n2 * q;
+        if (b + d < *nlo)
+            *nlo = b + d;
+        if (b + d > *nhi)
+            *nhi = b + d;
+    }
+}
+
+/* a and b trade places (a step's tables and the next's) */
+static void swap_tables(double **a, double **b)
+{
+    double *t = *a;
+    *a = *b;
+    *b = t;
+}
+
 int rbf__cyc_nreal_moments(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
                          uint64_t F, double *out, double *phi, double *lost)
 {
@@ -883,7 +923,7 @@ int rbf__cyc_nreal_moments(const rbf_model_params *p, uint64_t N, const double *
             goto out;
         }
         uint64_t nlo = UINT64_MAX, nhi = 0;
-        double T0 = 0.0, T1 = 0.0, T2 = 0.0; /* the false-positive ticks of this step */
+        double T[3] = {0.0, 0.0, 0.0}; /* the false-positive ticks of this step */
         for (uint64_t b = lo; b <= hi; b++) {
             const double w = m[b], s1 = a1[b], s2 = a2[b];
             m[b] = a1[b] = a2[b] = 0.0;
@@ -895,43 +935,18 @@ int rbf__cyc_nreal_moments(const rbf_model_params *p, uint64_t N, const double *
                 msum_add(&lostsum, w);
                 continue;
             }
-            const double eg = rho / (1.0 - rho), eg2 = rho * (1.0 + rho) / ((1.0 - rho) * (1.0 - rho));
-            /* the ticks c + f + i + 1 (i = 0..G-1) are false positives:
-             * mass w EG, f + i with i of weights rho^(i+1) */
-            T0 += w * eg;
-            T1 += eg * (s1 + w * eg);
-            T2 += eg * (s2 + 2.0 * s1 * eg + w * eg2);
-            const double n1 = s1 + w * eg, n2 = s2 + 2.0 * s1 * eg + w * eg2;
-            const double inv = 1.0 / (1.0 - rho);
-            for (unsigned d = 1; d <= k; d++) {
-                if (t[d] <= 0.0 || b + d > bmax)
-                    continue;
-                const double q = t[d] * inv;
-                m2[b + d] += w * q;
-                a1n[b + d] += n1 * q;
-                a2n[b + d] += n2 * q;
-                if (b + d < nlo)
-                    nlo = b + d;
-                if (b + d > nhi)
-                    nhi = b + d;
-            }
+            mom_level(t, k, b, bmax, w, s1, s2, T, m2, a1n, a2n, &nlo, &nhi);
         }
-        if (T0 > 0.0) {
-            const double mu = T1 / T0, var = T2 / T0 - mu * mu;
+        if (T[0] > 0.0) {
+            const double mu = T[1] / T[0], var = T[2] / T[0] - mu * mu;
             /* phi[c + x] for the false-positive ticks: their count so far
              * x has mean mu; nb_spread puts mass T0 on x */
-            if (nb_spread(phi, c, F, T0, mu, var, tmp))
+            if (nb_spread(phi, c, F, T[0], mu, var, tmp))
                 wide = 1;
         }
-        double *sw = m;
-        m = m2;
-        m2 = sw;
-        sw = a1;
-        a1 = a1n;
-        a1n = sw;
-        sw = a2;
-        a2 = a2n;
-        a2n = sw;
+        swap_tables(&m, &m2);
+        swap_tables(&a1, &a1n);
+        swap_tables(&a2, &a2n);
         if (!window_next(&lo, &hi, nlo, nhi))
             break;
     }
@@ -964,8 +979,8 @@ out:
 /* The marginal pass (q, its sum e) and the moments' pass (m, a1, a2) in
  * one walk over the levels: each keeps its own window, its own skips and
  * its own expressions, as in rbf__cyc_nreal_marginal and
- * rbf__cyc_nreal_moments, so each gives what it gave alone; the walk, the
- * step table's rows and the divisions are shared.  The moments' T0, T1,
+ * rbf__cyc_nreal_moments, so each gives what it gave alone; the walk and
+ * the step table's rows are shared.  The moments' T0, T1,
  * T2 of each step are kept for rbf__cyc_nreal_spread. */
 int rbf__cyc_nreal_fused(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
                          double *efp, double *rhoF, uint64_t *levels, rbf_cyc_mstats *st)
@@ -998,7 +1013,7 @@ int rbf__cyc_nreal_fused(const rbf_model_params *p, uint64_t N, const double *ta
             goto out;
         }
         uint64_t nlo = UINT64_MAX, nhi = 0, mnlo = UINT64_MAX, mnhi = 0;
-        double T0 = 0.0, T1 = 0.0, T2 = 0.0;
+        double T[3] = {0.0, 0.0, 0.0};
         const uint64_t ulo = !qon ? mlo : !mon ? lo : (lo < mlo ? lo : mlo);
         const uint64_t uhi = !qon ? mhi : !mon ? hi : (hi > mhi ? hi : mhi);
         for (uint64_t b = ulo; b <= uhi; b++) {
@@ -1018,9 +1033,9 @@ int rbf__cyc_nreal_fused(const rbf_model_params *p, uint64_t N, const double *ta
                     msum_add(&lostsum, w);
                 continue;
             }
-            const double inv = 1.0 / (1.0 - rho);
             if (doq) {
                 msum_add(&e, wq * rho / (1.0 - rho));
+                const double inv = 1.0 / (1.0 - rho);
                 for (unsigned d = 1; d <= k; d++) {
                     if (b + d > bmax || t[d] <= 0.0)
                         continue;
@@ -1031,44 +1046,17 @@ int rbf__cyc_nreal_fused(const rbf_model_params *p, uint64_t N, const double *ta
                         nhi = b + d;
                 }
             }
-            if (dom) {
-                const double eg = rho / (1.0 - rho), eg2 = rho * (1.0 + rho) / ((1.0 - rho) * (1.0 - rho));
-                T0 += w * eg;
-                T1 += eg * (s1 + w * eg);
-                T2 += eg * (s2 + 2.0 * s1 * eg + w * eg2);
-                const double n1 = s1 + w * eg, n2 = s2 + 2.0 * s1 * eg + w * eg2;
-                for (unsigned d = 1; d <= k; d++) {
-                    if (t[d] <= 0.0 || b + d > bmax)
-                        continue;
-                    const double qq = t[d] * inv;
-                    m2[b + d] += w * qq;
-                    a1n[b + d] += n1 * qq;
-                    a2n[b + d] += n2 * qq;
-                    if (b + d < mnlo)
-                        mnlo = b + d;
-                    if (b + d > mnhi)
-                        mnhi = b + d;
-                }
-            }
+            if (dom)
+                mom_level(t, k, b, bmax, w, s1, s2, T, m2, a1n, a2n, &mnlo, &mnhi);
         }
         if (mon) {
-            st->T[3 * c] = T0;
-            st->T[3 * c + 1] = T1;
-            st->T[3 * c + 2] = T2;
+            memcpy(st->T + 3 * c, T, sizeof T);
             st->steps = c + 1;
         }
-        double *sw = q;
-        q = q2;
-        q2 = sw;
-        sw = m;
-        m = m2;
-        m2 = sw;
-        sw = a1;
-        a1 = a1n;
-        a1n = sw;
-        sw = a2;
-        a2 = a2n;
-        a2n = sw;
+        swap_tables(&q, &q2);
+        swap_tables(&m, &m2);
+        swap_tables(&a1, &a1n);
+        swap_tables(&a2, &a2n);
         if (qon) {
             qon = window_next(&lo, &hi, nlo, nhi);
             if (qon && hi - lo + 1 > wmax)
