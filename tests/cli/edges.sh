@@ -52,7 +52,7 @@ expect_usage "--threads" reproduce --threads 65
 bad_value() {
   local cmd=$1 opt=$2 val=$3; shift 3
   CHECKS=$((CHECKS + 1))
-  timeout 120 "$RBF" $cmd "$@" "$opt" "$val" </dev/null >"$OUT" 2>"$ERR"; local rc=$?
+  timeout "$CMD_TIMEOUT" "$RBF" $cmd "$@" "$opt" "$val" </dev/null >"$OUT" 2>"$ERR"; local rc=$?
   local line; line=$(head -n 1 "$ERR")
   local prefix="rbf $cmd: $opt: invalid value '$val'"
   local suffix="(try 'rbf $cmd --help')"

@@ -32,9 +32,12 @@ ERR=$WORK/stderr
 # CMD: words put before every helper's arguments (e.g. CMD=simulate).
 CMD=${CMD:-}
 
+# A command that runs this long has hung: 2 minutes, times the shrink
+# factor of the slow builds (ASan, valgrind), which also run slower.
+CMD_TIMEOUT=$((120 * ${RBF_TEST_SHRINK:-1}))
 run_rbf() {
   # shellcheck disable=SC2086
-  timeout 120 "${AS[@]}" "$RBF" $CMD "$@" <"$STDIN" >"$OUT" 2>"$ERR"
+  timeout "$CMD_TIMEOUT" "${AS[@]}" "$RBF" $CMD "$@" <"$STDIN" >"$OUT" 2>"$ERR"
   local rc=$?
   AS=()
   return $rc
