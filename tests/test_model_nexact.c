@@ -446,6 +446,38 @@ static void test_kernel_chain(void **state)
     assert_true(e.exact_real == 1.0);
 }
 
+/* The non-colliding hash-by-hash chain reads its factors from per-hash
+ * tables, or divides as it goes where the tables would be too large
+ * (rbf__nb_qtab_max): the same divisions of the same integers, so the two
+ * give the same doubles, bit for bit, plain and conditioned (exact_real),
+ * from a light load to past saturation. */
+static void test_nc_factor_tables(void **state)
+{
+    (void)state;
+    static const nx_case cs[] = {{64, 8, 1, 12},     {1000, 3, 1, 700},  {3001, 12, 1, 400},
+                                 {16387, 5, 1, 3000}, {16387, 32, 1, 900}, {200, 2, 1, 2000},
+                                 {65536, 32, 1, 3000}};
+    const size_t keep = rbf__nb_qtab_max;
+    for (unsigned i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        rbf_model_params pe = tu_model_params(cs[i].M, cs[i].k, 1, 0, RBF_MODEL_EXACT);
+        rbf_model_n_result t, d;
+        assert_int_equal(rbf_model_nbounded(&pe, cs[i].N, &t), RBF_OK);
+        rbf__nb_qtab_max = 0;
+        int rc = rbf_model_nbounded(&pe, cs[i].N, &d);
+        rbf__nb_qtab_max = keep;
+        assert_int_equal(rc, RBF_OK);
+        printf("nc factors M=%llu k=%u N=%llu: real %.17g / %.17g\n",
+               (unsigned long long)cs[i].M, cs[i].k, (unsigned long long)cs[i].N, t.exact_real,
+               d.exact_real);
+        assert_true(t.exact_worst == d.exact_worst);
+        assert_true(t.exact_oracle == d.exact_oracle);
+        assert_true(t.exact_real == d.exact_real);
+        assert_true(t.exact_real_worst == d.exact_real_worst);
+        assert_int_equal(t.saturated_at, d.saturated_at);
+        assert_true(t.exact_worst > 0.0);
+    }
+}
+
 /* Near a full filter the potentials need their fifth to eighth terms and
  * the fourth cumulant of J(B'_N) (nexact.c): with them the fast value is
  * accepted there and matches the chain (the kernel chain,
@@ -601,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_full_filter_tail),
         cmocka_unit_test(test_real_worst),
         cmocka_unit_test(test_kernel_chain),
+        cmocka_unit_test(test_nc_factor_tables),
         cmocka_unit_test(test_real_near_full),
         cmocka_unit_test(test_brute_tiny),
         cmocka_unit_test(test_real_light_load),

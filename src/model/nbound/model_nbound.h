@@ -56,6 +56,11 @@ extern double rbf__nb_heavy_chain;
  * the kernel where heavy, method auto or fast): the reference of tests and
  * benchmarks at sizes where the hash steps would take minutes. */
 extern int rbf__nb_chain_only;
+/* The non-colliding hash-by-hash chain reads its factors (b - q)/(M - q)
+ * and (M - b)/(M - q) from per-hash tables while they hold at most this
+ * many doubles (2^21), and divides as it goes past that: the same
+ * doubles either way (tests set 0 to compare). */
+extern size_t rbf__nb_qtab_max;
 
 /* The real-user rate follows from the oracle sum when rho(min(M, (N-1)k))
  * is at most this (nbounded.c): within half of it, relative. */

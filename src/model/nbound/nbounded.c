@@ -34,9 +34,14 @@ typedef struct bdist {
     size_t cap;
     /* Per-level values over [cb, cb + ccap), computed once and reused while
      * the window moves through (the same calls, so the same doubles): rho,
-     * 1 - rho, and (colliding) the hash factors b/M and (M - b)/M. */
+     * 1 - rho, and the hash factors hx and hmove: colliding, b/M and
+     * (M - b)/M, one row; non-colliding, xrows = k rows, row q for the
+     * q-th hash of a message ((b - q)/(M - q) and (M - b)/(M - q)), or
+     * xrows = 0 where those rows would pass rbf__nb_qtab_max (hash_step then
+     * divides as it goes). */
     uint64_t cb;
-    size_t ccap;
+    size_t ccap, xcap;
+    unsigned xrows;
     double *crho, *comr, *cx, *cy;
     double *crw; /* rho / (1 - rho), 0 on a full filter (bdist_mean_rho_k) */
     /* The heavy-load chain (bdist_message_k): the whole message's kernel
@@ -52,6 +57,9 @@ typedef struct bdist {
 } bdist;
 
 #define BDIST_TINY 1e-30
+/* At most this many doubles in each of the non-colliding factor tables
+ * (cx, cy: 16 MiB each); tests lower it to compare the two paths */
+size_t rbf__nb_qtab_max = (size_t)1 << 21;
 
 static int bdist_cache(bdist *d);
 static void bdist_free(bdist *d);
@@ -113,17 +121,26 @@ static int bdist_cache(bdist *d)
         if (!(a = rbf__realloc(d->comr, want * sizeof *a)))
             return RBF_ENOMEM;
         d->comr = a;
-        if (!(a = rbf__realloc(d->cx, want * sizeof *a)))
-            return RBF_ENOMEM;
-        d->cx = a;
-        if (!(a = rbf__realloc(d->cy, want * sizeof *a)))
-            return RBF_ENOMEM;
-        d->cy = a;
         if (!(a = rbf__realloc(d->crw, want * sizeof *a)))
             return RBF_ENOMEM;
         d->crw = a;
         d->ccap = want;
     }
+    unsigned rows = 1;
+    if (d->nc)
+        rows = (size_t)d->hashes * d->ccap <= rbf__nb_qtab_max ? d->hashes : 0;
+    if ((size_t)rows * d->ccap > d->xcap) {
+        size_t n = (size_t)rows * d->ccap;
+        double *a = rbf__realloc(d->cx, n * sizeof *a);
+        if (!a)
+            return RBF_ENOMEM;
+        d->cx = a;
+        if (!(a = rbf__realloc(d->cy, n * sizeof *a)))
+            return RBF_ENOMEM;
+        d->cy = a;
+        d->xcap = n;
+    }
+    d->xrows = rows;
     d->cb = d->lo;
     for (size_t i = 0; i < d->ccap; i++) {
         uint64_t b = d->cb + i;
@@ -131,8 +148,10 @@ static int bdist_cache(bdist *d)
             b = d->bits; /* never read past M */
         d->crho[i] = rbf__model_rho(d->bits, d->hashes, d->nc, b);
         d->comr[i] = rbf__model_one_minus_rho(d->bits, d->hashes, d->nc, b);
-        d->cx[i] = hx(d, 0, b);
-        d->cy[i] = hmove(d, 0, b);
+        for (unsigned q = 0; q < rows; q++) {
+            d->cx[q * d->ccap + i] = hx(d, q, b);
+            d->cy[q * d->ccap + i] = hmove(d, q, b);
+        }
         d->crw[i] = d->comr[i] > 0.0 ? d->crho[i] / d->comr[i] : 0.0;
     }
     return RBF_OK;
@@ -178,11 +197,13 @@ static inline double hmove(const bdist *d, unsigned q, uint64_t b)
 /* One hash (phase q) on array a over [lo, hi] -> [lo, hi+1] (capped at M). */
 static void hash_step(const bdist *d, double *a, uint64_t hi, unsigned q)
 {
-    if (!d->nc) {
-        /* colliding: the factors do not depend on q, from the cache; the
-         * same products and sums as below (a is zero past hi) */
+    if (d->xrows) {
+        /* the factors from the cache (row 0 colliding, where they do not
+         * depend on q; row q non-colliding); the same products and sums
+         * as below (a is zero past hi) */
         uint64_t top = hi < d->bits ? hi + 1 : hi;
-        const double *x = d->cx + (d->lo - d->cb), *y = d->cy + (d->lo - d->cb);
+        const size_t row = d->nc ? q * d->ccap : 0;
+        const double *x = d->cx + row + (d->lo - d->cb), *y = d->cy + row + (d->lo - d->cb);
         for (size_t o = (size_t)(top - d->lo); o > 0; o--)
             a[o] = a[o] * x[o] + a[o - 1] * y[o - 1];
         a[0] = a[0] * x[0] + 0.0;
@@ -246,12 +267,13 @@ static int bdist_message_cond(bdist *d)
         d->p[o] = 0.0;
     }
     uint64_t hi = d->hi;
-    const double *x = d->cx + (d->lo - d->cb), *y = d->cy + (d->lo - d->cb);
     for (unsigned q = 0; q < d->hashes; q++) {
         /* p: ordinary step; then add the aux messages that now move */
         uint64_t top = hi < d->bits ? hi + 1 : hi;
         hash_step(d, d->p, hi, q);
-        if (!d->nc) { /* the factors from the cache (colliding: no q) */
+        if (d->xrows) { /* the factors from the cache, as hash_step */
+            const size_t row = d->nc ? q * d->ccap : 0;
+            const double *x = d->cx + row + (d->lo - d->cb), *y = d->cy + row + (d->lo - d->cb);
             for (size_t o = (size_t)(top - d->lo); o > 0; o--)
                 d->p[o] += d->aux[o - 1] * y[o - 1];
             for (size_t o = 0; o < n; o++)
