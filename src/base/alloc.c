@@ -28,12 +28,20 @@ static void libc_free(void *ctx, void *ptr)
     free(ptr);
 }
 
-static rbf_allocator g_alloc = {libc_malloc, libc_realloc, libc_free, NULL, NULL, {NULL}};
+/* The C library's calloc: fresh pages from the system come zeroed without
+ * being touched (malloc then memset would fault every page in at once) */
+static void *libc_calloc(void *ctx, size_t n, size_t size)
+{
+    (void)ctx;
+    return calloc(n, size);
+}
+
+static rbf_allocator g_alloc = {libc_malloc, libc_realloc, libc_free, NULL, libc_calloc, {NULL}};
 
 int rbf_set_allocator(const rbf_allocator *a)
 {
     if (!a) {
-        g_alloc = (rbf_allocator){libc_malloc, libc_realloc, libc_free, NULL, NULL, {NULL}};
+        g_alloc = (rbf_allocator){libc_malloc, libc_realloc, libc_free, NULL, libc_calloc, {NULL}};
         return RBF_OK;
     }
     if (!a->malloc || !a->realloc || !a->free || a->reserved_[0] || a->reserved_[1] ||
