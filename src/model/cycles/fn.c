@@ -650,6 +650,10 @@ int rbf_model_fn_with(const rbf_model_cycles *given, const rbf_model_params *p,
     double *surv = NULL, *nu = NULL, *xs = NULL, *bx = NULL, *bp = NULL;
     double *forg = NULL, *rein = NULL, *delta = NULL, *dphi = NULL, *vs = NULL, *bv = NULL;
     double *ek = NULL, *fa = NULL;
+    /* the per-age arrays, one zeroed block (rbf__alloc_lines: past 2 MiB
+     * mapped on huge pages, a few page faults instead of one per 4 KiB) */
+    double *blk = NULL;
+    size_t blk_bytes = 0;
     rc = fn_workload_gaps(p, w, len, &d);
     if (rc)
         goto done;
@@ -661,22 +665,25 @@ int rbf_model_fn_with(const rbf_model_cycles *given, const rbf_model_params *p,
     }
     if ((rc = rbf__fn_surv_build(&d, &sv)))
         goto done;
-    surv = rbf__malloc((len + 1) * sizeof *surv);
-    nu = rbf__malloc((len + 1) * sizeof *nu);
-    xs = rbf__malloc((len + 2) * sizeof *xs);
-    bx = rbf__malloc(FN_BINS * sizeof *bx);
-    bp = rbf__malloc(FN_BINS * sizeof *bp);
-    forg = rbf__malloc((len + 1) * sizeof *forg);
-    vs = rbf__malloc((len + 2) * sizeof *vs);
-    bv = rbf__malloc(FN_BINS * sizeof *bv);
-    rein = rbf__malloc((len + 1) * sizeof *rein);
-    ek = rbf__malloc((len + 1) * sizeof *ek);
-    fa = rbf__malloc((len + 1) * sizeof *fa);
-    delta = rbf__calloc(len + 1, sizeof *delta);
-    dphi = rbf__calloc(len + 1, sizeof *dphi);
-    if (!surv || !nu || !xs || !bx || !bp || !forg || !rein || !delta || !dphi || !vs || !bv || !ek || !fa) {
-        rc = RBF_ENOMEM;
-        goto done;
+    {
+        /* 9 arrays of len + 1, 2 of len + 2, 3 of FN_BINS */
+        const size_t ages = (size_t)len + 2;
+        if (len >= SIZE_MAX / sizeof(double) / 16) {
+            rc = RBF_ENOMEM;
+            goto done;
+        }
+        blk_bytes = (11 * ages + 3 * (size_t)FN_BINS) * sizeof(double);
+        if (!(blk = rbf__alloc_lines(blk_bytes))) {
+            rc = RBF_ENOMEM;
+            goto done;
+        }
+        double *at = blk;
+        double **per_age[] = {&surv, &nu, &xs, &forg, &vs, &rein, &ek, &fa, &delta, &dphi};
+        for (size_t i = 0; i < sizeof per_age / sizeof per_age[0]; i++, at += ages)
+            *per_age[i] = at;
+        bx = at;
+        bp = at + FN_BINS;
+        bv = at + 2 * FN_BINS;
     }
     fn_survival(pmf, len, surv);
     if (d.r <= 0.0) {
@@ -750,21 +757,10 @@ int rbf_model_fn_with(const rbf_model_cycles *given, const rbf_model_params *p,
     rc = fn_totals(len, ret, two, exact, r, keep, surv, phil, nu, ek, fa, forg, dphi, delta, rF,
                    out);
 done:
-    rbf__free(surv);
-    rbf__free(nu);
-    rbf__free(xs);
-    rbf__free(bx);
-    rbf__free(bp);
-    rbf__free(forg);
-    rbf__free(ek);
-    rbf__free(fa);
+    if (blk)
+        rbf__free_lines(blk, blk_bytes);
     rbf__free(pmfl);
     rbf__free(phill);
-    rbf__free(vs);
-    rbf__free(bv);
-    rbf__free(rein);
-    rbf__free(delta);
-    rbf__free(dphi);
     rbf__fn_surv_free(&sv);
     rbf__fn_gap_free(&d);
     rbf_model_cycles_free(c);

@@ -196,11 +196,10 @@ void rbf__fn_surv_free(gap_surv *s)
 {
     rbf__free(s->gx);
     rbf__free(s->gs);
-    rbf__free(s->et);
-    rbf__free(s->esuf);
-    rbf__free(s->esufb);
-    rbf__free(s->dsuf);
-    rbf__free(s->dsufb);
+    if (s->et)
+        rbf__free_lines(s->et, s->eblk_bytes);
+    if (s->dsuf)
+        rbf__free_lines(s->dsuf, s->dblk_bytes);
 }
 
 /* The dense tables of P(T > n), n = 0..dmax (dmax the longest gap, at most
@@ -211,12 +210,11 @@ static void surv_dense(gap_surv *s)
     if (!s->ne || s->et[s->ne - 1] > ((uint64_t)1 << 22))
         return;
     const uint64_t dmax = s->et[s->ne - 1];
-    double *a = rbf__malloc((dmax + 1) * sizeof *a), *b = rbf__malloc((dmax + 1) * sizeof *b);
-    if (!a || !b) {
-        rbf__free(a);
-        rbf__free(b);
+    const size_t bytes = 2 * ((size_t)dmax + 1) * sizeof(double);
+    double *a = rbf__alloc_lines(bytes);
+    if (!a)
         return;
-    }
+    double *b = a + dmax + 1;
     size_t i = 0;
     for (uint64_t n = 0; n <= dmax; n++) {
         while (i < s->ne && s->et[i] <= n)
@@ -227,6 +225,7 @@ static void surv_dense(gap_surv *s)
     s->dsuf = a;
     s->dsufb = b;
     s->dmax = dmax;
+    s->dblk_bytes = bytes;
 }
 
 typedef struct {
@@ -270,20 +269,34 @@ int rbf__fn_surv_build(const gapdesc *d, gap_surv *s)
     }
     s->ne = d->ngap;
     s->tail = d->tail;
-    gap_pt *pt = rbf__malloc((d->ngap ? d->ngap : 1) * sizeof *pt);
-    s->et = rbf__malloc((d->ngap ? d->ngap : 1) * sizeof *s->et);
-    s->esuf = rbf__malloc((d->ngap + 1) * sizeof *s->esuf);
-    s->esufb = rbf__malloc((d->ngap + 1) * sizeof *s->esufb);
-    if (!pt || !s->et || !s->esuf || !s->esufb) {
-        rbf__free(pt);
+    if (d->ngap >= SIZE_MAX / 32)
         return RBF_ENOMEM;
+    /* et: ngap + 1 (one more than it needs, so that the doubles after it
+     * stay aligned), esuf and esufb: ngap + 1 each */
+    s->eblk_bytes = 3 * (d->ngap + 1) * sizeof(double);
+    void *blk = rbf__alloc_lines(s->eblk_bytes);
+    if (!blk)
+        return RBF_ENOMEM;
+    s->et = blk;
+    s->esuf = (double *)(s->et + d->ngap + 1);
+    s->esufb = s->esuf + d->ngap + 1;
+    /* the gaps in increasing order: as given when they already are (a
+     * gaps file usually is), else sorted (qsort is a stable merge sort
+     * here, so equal gaps keep their order either way) */
+    size_t sorted = 1;
+    for (size_t i = 1; i < d->ngap && sorted; i++)
+        sorted = d->t[i - 1] <= d->t[i];
+    gap_pt *pt = NULL;
+    if (!sorted) {
+        if (!(pt = rbf__malloc(d->ngap * sizeof *pt)))
+            return RBF_ENOMEM;
+        for (size_t i = 0; i < d->ngap; i++) {
+            pt[i].t = d->t[i];
+            pt[i].p = d->hb[i] + d->hr[i];
+            pt[i].b = d->hb[i];
+        }
+        qsort(pt, d->ngap, sizeof *pt, gap_pt_cmp);
     }
-    for (size_t i = 0; i < d->ngap; i++) {
-        pt[i].t = d->t[i];
-        pt[i].p = d->hb[i] + d->hr[i];
-        pt[i].b = d->hb[i];
-    }
-    qsort(pt, d->ngap, sizeof *pt, gap_pt_cmp);
     model_sum acc, accb;
     msum_init(&acc);
     msum_init(&accb);
@@ -291,9 +304,10 @@ int rbf__fn_surv_build(const gapdesc *d, gap_surv *s)
     s->esuf[d->ngap] = s->tail;
     s->esufb[d->ngap] = 0.0;
     for (size_t i = d->ngap; i-- > 0;) {
-        msum_add(&acc, pt[i].p);
-        msum_add(&accb, pt[i].b);
-        s->et[i] = pt[i].t;
+        const double hb = pt ? pt[i].b : d->hb[i];
+        msum_add(&acc, pt ? pt[i].p : hb + d->hr[i]);
+        msum_add(&accb, hb);
+        s->et[i] = pt ? pt[i].t : d->t[i];
         s->esuf[i] = msum_get(&acc);
         s->esufb[i] = msum_get(&accb);
     }

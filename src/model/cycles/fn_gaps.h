@@ -37,6 +37,9 @@ typedef struct {
     double *dsuf, *dsufb;
     uint64_t dmax;
     double tail; /* gaps beyond the table: surely longer than any x asked */
+    /* et, esuf and esufb live in one block, dsuf and dsufb in another
+     * (rbf__alloc_lines: huge pages past 2 MiB), of these sizes */
+    size_t eblk_bytes, dblk_bytes;
 } gap_surv;
 
 void rbf__fn_gap_free(gapdesc *d);
