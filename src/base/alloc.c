@@ -6,6 +6,7 @@
 #include <string.h>
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 #include "rbf_alloc.h"
@@ -110,7 +111,17 @@ char *rbf__strdup(const char *s)
 /* Which way rbf__alloc_lines took for `bytes` (rbf__free_lines must agree). */
 static int lines_mapped(size_t bytes)
 {
-    return !rbf__alloc_hooked() && bytes >= RBF_HUGE_MIN && bytes <= SIZE_MAX - RBF_HUGE_ALIGN;
+    return !rbf__alloc_hooked() && bytes >= RBF_HUGE_MIN && bytes <= SIZE_MAX - 2 * RBF_HUGE_ALIGN;
+}
+
+/* The mapping's length: `bytes` up to whole pages (munmap takes whole pages;
+ * trimming or unmapping from a point inside a page fails, and the rest of
+ * the mapping would stay reserved for good) */
+static size_t lines_mapped_len(size_t bytes)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t page = pg > 0 ? (size_t)pg : 4096;
+    return (bytes + page - 1) / page * page;
 }
 #endif
 
@@ -121,6 +132,7 @@ void *rbf__alloc_lines(size_t bytes)
 #ifdef RBF_USE_MMAP
     if (lines_mapped(bytes)) {
         /* map one extra 2 MiB, then trim to an aligned start */
+        bytes = lines_mapped_len(bytes);
         size_t len = bytes + RBF_HUGE_ALIGN;
         uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
@@ -153,7 +165,7 @@ void rbf__free_lines(void *p, size_t bytes)
         bytes = RBF_LINE;
 #ifdef RBF_USE_MMAP
     if (lines_mapped(bytes)) {
-        munmap(p, bytes);
+        munmap(p, lines_mapped_len(bytes));
         return;
     }
 #endif
