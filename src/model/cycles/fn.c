@@ -666,13 +666,13 @@ int rbf_model_fn_with(const rbf_model_cycles *given, const rbf_model_params *p,
     if ((rc = rbf__fn_surv_build(&d, &sv)))
         goto done;
     {
-        /* 9 arrays of len + 1, 2 of len + 2, 3 of FN_BINS */
+        /* 10 arrays of len + 2 (some need len + 1), 3 of FN_BINS */
         const size_t ages = (size_t)len + 2;
         if (len >= SIZE_MAX / sizeof(double) / 16) {
             rc = RBF_ENOMEM;
             goto done;
         }
-        blk_bytes = (11 * ages + 3 * (size_t)FN_BINS) * sizeof(double);
+        blk_bytes = (10 * ages + 3 * (size_t)FN_BINS) * sizeof(double);
         if (!(blk = rbf__alloc_lines(blk_bytes))) {
             rc = RBF_ENOMEM;
             goto done;

@@ -271,8 +271,7 @@ int rbf__fn_surv_build(const gapdesc *d, gap_surv *s)
     s->tail = d->tail;
     if (d->ngap >= SIZE_MAX / 32)
         return RBF_ENOMEM;
-    /* et: ngap + 1 (one more than it needs, so that the doubles after it
-     * stay aligned), esuf and esufb: ngap + 1 each */
+    /* et: ngap + 1 (one spare), esuf and esufb: ngap + 1 each */
     s->eblk_bytes = 3 * (d->ngap + 1) * sizeof(double);
     void *blk = rbf__alloc_lines(s->eblk_bytes);
     if (!blk)
@@ -281,8 +280,8 @@ int rbf__fn_surv_build(const gapdesc *d, gap_surv *s)
     s->esuf = (double *)(s->et + d->ngap + 1);
     s->esufb = s->esuf + d->ngap + 1;
     /* the gaps in increasing order: as given when they already are (a
-     * gaps file usually is), else sorted (qsort is a stable merge sort
-     * here, so equal gaps keep their order either way) */
+     * gaps file usually is), else sorted (equal gaps, which a file may
+     * hold, then take qsort's order: glibc's merge sort keeps theirs) */
     size_t sorted = 1;
     for (size_t i = 1; i < d->ngap && sorted; i++)
         sorted = d->t[i - 1] <= d->t[i];
