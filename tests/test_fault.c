@@ -557,29 +557,17 @@ static int more_compute(int which, double *out)
         }
         return rc;
     }
-    case 4: {
-        rbf_model_cycle_spec cs;
-        rbf_model_cycle_spec_init(&cs);
-        cs.sigma = 600;
-        rbf_model_workload w;
-        memset(&w, 0, sizeof w);
-        w.kind = RBF_MODEL_WL_UNIFORM;
-        w.pool = 500;
-        rbf_model_fn_result r;
-        rc = rbf_model_fn(&p, &cs, &w, &r);
-        if (rc == RBF_OK)
-            out[0] = r.fn;
-        return rc;
-    }
+    case 4:
     case 5:
     case 6: {
-        /* gaps given (a trace's), in order (5) or not (6, sorted by the
-         * model): the survival tables' blocks and the sort's copy */
+        /* a uniform workload (4), or gaps given (a trace's), in order (5)
+         * or not (6, sorted by the model): the survival tables' blocks and
+         * the sort's copy */
         enum { NG = 400 };
         uint64_t g[NG];
         double pr[NG];
         for (unsigned i = 0; i < NG; i++) {
-            unsigned j = which == 5 ? i : (i * 7u) % NG; /* 7 and 400: a permutation */
+            unsigned j = which == 6 ? (i * 7u) % NG : i; /* 7 and 400: a permutation */
             g[i] = 1 + j * 3u;
             pr[i] = 1.0 / (1.0 + j);
         }
@@ -588,15 +576,20 @@ static int more_compute(int which, double *out)
         cs.sigma = 600;
         rbf_model_workload w;
         memset(&w, 0, sizeof w);
-        w.kind = RBF_WORKLOAD_TRACE;
-        w.new_fraction = 0.05;
-        w.gaps = g;
-        w.gap_prob = pr;
-        w.gap_count = NG;
+        if (which == 4) {
+            w.kind = RBF_MODEL_WL_UNIFORM;
+            w.pool = 500;
+        } else {
+            w.kind = RBF_WORKLOAD_TRACE;
+            w.new_fraction = 0.05;
+            w.gaps = g;
+            w.gap_prob = pr;
+            w.gap_count = NG;
+        }
         rbf_model_fn_result r;
         rc = rbf_model_fn(&p, &cs, &w, &r);
         if (rc == RBF_OK)
-            out[0] = r.fn + r.forgotten;
+            out[0] = which == 4 ? r.fn : r.fn + r.forgotten;
         return rc;
     }
     case 7: {

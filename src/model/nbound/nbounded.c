@@ -194,6 +194,16 @@ static inline double hmove(const bdist *d, unsigned q, uint64_t b)
     return (double)(d->bits - b) / (double)(d->nc ? d->bits - q : d->bits);
 }
 
+/* The cached factors hx and hmove of hash q, indexed from lo (needs
+ * d->xrows: row 0 colliding, where they do not depend on q; row q
+ * non-colliding) */
+static inline void hash_factors(const bdist *d, unsigned q, const double **x, const double **y)
+{
+    const size_t at = (d->nc ? q * d->ccap : 0) + (size_t)(d->lo - d->cb);
+    *x = d->cx + at;
+    *y = d->cy + at;
+}
+
 /* One hash (phase q) on array a over [lo, hi] -> [lo, hi+1] (capped at M). */
 static void hash_step(const bdist *d, double *a, uint64_t hi, unsigned q)
 {
@@ -202,8 +212,8 @@ static void hash_step(const bdist *d, double *a, uint64_t hi, unsigned q)
          * depend on q; row q non-colliding); the same products and sums
          * as below (a is zero past hi) */
         uint64_t top = hi < d->bits ? hi + 1 : hi;
-        const size_t row = d->nc ? q * d->ccap : 0;
-        const double *x = d->cx + row + (d->lo - d->cb), *y = d->cy + row + (d->lo - d->cb);
+        const double *x, *y;
+        hash_factors(d, q, &x, &y);
         for (size_t o = (size_t)(top - d->lo); o > 0; o--)
             a[o] = a[o] * x[o] + a[o - 1] * y[o - 1];
         a[0] = a[0] * x[0] + 0.0;
@@ -272,8 +282,8 @@ static int bdist_message_cond(bdist *d)
         uint64_t top = hi < d->bits ? hi + 1 : hi;
         hash_step(d, d->p, hi, q);
         if (d->xrows) { /* the factors from the cache, as hash_step */
-            const size_t row = d->nc ? q * d->ccap : 0;
-            const double *x = d->cx + row + (d->lo - d->cb), *y = d->cy + row + (d->lo - d->cb);
+            const double *x, *y;
+            hash_factors(d, q, &x, &y);
             for (size_t o = (size_t)(top - d->lo); o > 0; o--)
                 d->p[o] += d->aux[o - 1] * y[o - 1];
             for (size_t o = 0; o < n; o++)
