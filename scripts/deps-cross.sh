@@ -20,6 +20,8 @@ PKGS=(
   "libc6:$arch"                 # the target's C library the tests run with under qemu
   "libxxhash-dev:$arch"         # XXH3 headers (pkg-config file of the target)
   "libcmocka-dev:$arch"         # the unit-test framework, built for the target
+  "libhiredis-dev:$arch"        # the CMake configuration needs them (rbf dedup
+  "libjansson-dev:$arch"        #  --redis and --json-field in the CLI)
   "libgsl27:$arch"              # GSL's libraries, built for the target (libgsl-dev
   "libgslcblas0:$arch"          #  is not co-installable across architectures: the
   libgsl-dev                    #  host's headers serve, cmake/cross/gsl.pc.in says how)
