@@ -117,17 +117,17 @@ static inline double kpow(double x, unsigned k)
 
 /* The oracle's active filter with two phases: the fraction of the frozen
  * filter's set bits (fF of all, lamF = -log(1 - fF)) that it has set, after
- * re of the frozen filter's nF words were re-inserted and fresh words left
- * the log-unset fraction LF there. */
-static double oracle_alpha(double LF, double re, double nF, double fF, double lamF)
+ * re of the frozen filter's nF words were re-inserted (eU = e^(-lamF re/nF)
+ * while re < nF) and fresh words left the unset fraction eF = e^LF there. */
+static double oracle_alpha(double eF, double re, double eU, double nF, double fF, double lamF)
 {
     double U = 1.0; /* unset by the re-inserted words */
     if (nF > 0.0 && fF > 0.0) {
-        const double x = re < nF ? re / nF : 1.0;
-        U = isinf(lamF) ? (x < 1.0 ? 1.0 : 0.0) : (exp(-lamF * x) - (1.0 - fF)) / fF;
+        const int all = re >= nF;
+        U = isinf(lamF) ? (all ? 0.0 : 1.0) : all ? 0.0 : (eU - (1.0 - fF)) / fF;
         U = U < 0.0 ? 0.0 : U > 1.0 ? 1.0 : U;
     }
-    return model_clamp01(1.0 - exp(LF) * U);
+    return model_clamp01(1.0 - eF * U);
 }
 
 /* Replay arrivals [from, to) from an empty filter; st (nd distinct words)
@@ -157,13 +157,17 @@ static TR_INLINE int replay_body(const tr_law *w, const uint32_t *ids, uint64_t 
     /* two phases: log of the unset fractions of the active filter over the
      * frozen filter's set bits (LF), over the rest (LN), and without the
      * re-inserted repeats (L0) */
-    double LF = 0.0, LN = 0.0, L0 = 0.0;
+    /* kept as the fractions themselves, e^LF, e^LN, e^L0, each event a
+     * multiply (the steps' exponentials xM = e^lM, xF = e^lF once) */
+    double eF = 1.0, eN = 1.0, e0 = 1.0;
+    const double xM = exp(w->lM), xF = exp(lF);
     /* the oracle's re-inserted repeats are words of the frozen filter: r of
      * its nF words leave a bit it has set unset in the active filter with
      * (e^(-lamF r/nF) - e^(-lamF)) / (1 - e^(-lamF)), lamF = -log(1 - fF)
      * (a set bit is covered by J >= 1 of its words, J Poisson given
      * J >= 1); ins counts the words inserted into the active filter */
     double re = 0.0, ins = 0.0, nF = 0.0, lamF = fF < 1.0 ? -log1p(-fF) : INFINITY;
+    double eU = 1.0, xU = 1.0; /* e^(-lamF re/nF), and its factor a re-insertion */
     for (uint64_t i = from; i < to; i++) {
         const uint32_t id = ids[i];
         if (id >= nd)
@@ -189,11 +193,11 @@ static TR_INLINE int replay_body(const tr_law *w, const uint32_t *ids, uint64_t 
             if (two && cycles) {
                 /* a new message is a false positive of both filters with
                  * (F/M alpha)^k, more often than independent filters */
-                const double al = oracle ? oracle_alpha(LF, re, nF, fF, lamF) : -expm1(LF);
-                const double be = -expm1(LN);
+                const double al = oracle ? oracle_alpha(eF, re, eU, nF, fF, lamF) : 1.0 - eF;
+                const double be = 1.0 - eN;
                 const double pA = fF * al + (1.0 - fF) * be;
                 if (oracle) /* re-inserted repeats are no ticks, but set bits */
-                    ph = model_clamp01(ph + kpow(pA, kk) - kpow(-expm1(L0), kk));
+                    ph = model_clamp01(ph + kpow(pA, kk) - kpow(1.0 - e0, kk));
                 double dd = kpow(fF * al, kk) - kpow(pA * fF, kk);
                 q = model_clamp01(1.0 - ((1.0 - ph) * keepF + (dd > 0.0 ? dd : 0.0)));
             } else if (two) {
@@ -214,16 +218,17 @@ static TR_INLINE int replay_body(const tr_law *w, const uint32_t *ids, uint64_t 
             ins += 1.0;
         if (two && cycles && !held_act) {
             if (held_any) { /* re-inserted from the frozen filter */
-                if (oracle)
+                if (oracle) {
                     re += 1.0;
-                else {
-                    LF += lF;
-                    L0 += w->lM;
+                    eU *= xU;
+                } else {
+                    eF *= xF;
+                    e0 *= xM;
                 }
             } else {
-                LF += w->lM;
-                LN += w->lM;
-                L0 += w->lM;
+                eF *= xM;
+                eN *= xM;
+                e0 *= xM;
             }
         }
         if (oracle ? !held_any : !held_act) { /* a tick */
@@ -249,17 +254,17 @@ static TR_INLINE int replay_body(const tr_law *w, const uint32_t *ids, uint64_t 
                 if (two && oracle && cycles) {
                     /* the oracle's re-inserted repeats filled the closing
                      * filter beyond the law's N messages: it is frozen so */
-                    const double pA = fF * oracle_alpha(LF, re, nF, fF, lamF) +
-                                      (1.0 - fF) * -expm1(LN);
-                    const double rf = model_clamp01(w->rho_f + kpow(pA, kk) -
-                                                    kpow(-expm1(L0), kk));
+                    const double pA = fF * oracle_alpha(eF, re, eU, nF, fF, lamF) +
+                                      (1.0 - fF) * (1.0 - eN);
+                    const double rf = model_clamp01(w->rho_f + kpow(pA, kk) - kpow(1.0 - e0, kk));
                     keepF = 1.0 - rf;
                     fF = rf > 0.0 ? pow(rf, 1.0 / w->k) : 0.0;
                     lamF = fF < 1.0 ? -log1p(-fF) : INFINITY;
                 }
                 nF = ins;
                 ins = re = 0.0;
-                LF = LN = L0 = 0.0;
+                eF = eN = e0 = eU = 1.0;
+                xU = nF > 0.0 && !isinf(lamF) ? exp(-lamF / nF) : 1.0;
                 if (++cycles == 1)
                     first = t;
                 last = t;
