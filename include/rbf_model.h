@@ -412,13 +412,19 @@ RBF_API void rbf_model_cycle_spec_init(rbf_model_cycle_spec *s);
 typedef struct rbf_model_cycles rbf_model_cycles;
 
 /* Build the cycle-length distribution of `s` with the hashing and recycle
- * mode of `p` (p->method is ignored), exactly from the renewal chain
- * (sigma-bounded: the same per-message steps as the renewal pass; real-user
- * N-bounded: N bit-setting steps plus the false positives between them;
- * oracle: exactly N), truncated where the remaining mass is below 1e-13.
- * Cost O(k sigma W) or O(N W F k), W and F the windows of the distributions
- * (docs/models.md).  Returns RBF_OK, RBF_EINVAL (domain) or
- * RBF_ENOMEM (also when a distribution would exceed 2^26 entries). */
+ * mode of `p`, from the renewal chain (sigma-bounded: the same per-message
+ * steps as the renewal pass; real-user N-bounded: N bit-setting steps plus
+ * the false positives between them; oracle: exactly N), truncated where
+ * the remaining mass is below 1e-13.  Cost O(k sigma W) or O(N W F k), W
+ * and F the windows of the distributions (docs/models.md).  With
+ * p->method RBF_MODEL_AUTO or RBF_MODEL_ASYMPTOTIC, a filter of 2^16 bits
+ * or more whose chain would take more than about 0.1 s gets the
+ * large-filter law instead (from the fill's first three cumulants, O(len)
+ * or O(N); its error is O(1/M), measured in docs/models.md 9.7);
+ * RBF_MODEL_EXACT and RBF_MODEL_PAPER always run the chain.
+ * rbf_model_cycles_get_law says which law answered.  Returns RBF_OK,
+ * RBF_EINVAL (domain) or RBF_ENOMEM (also when a distribution would
+ * exceed 2^26 entries). */
 RBF_API int rbf_model_cycles_new(const rbf_model_params *p, const rbf_model_cycle_spec *s,
                                        rbf_model_cycles **out);
 RBF_API void rbf_model_cycles_free(rbf_model_cycles *c);
@@ -435,6 +441,20 @@ RBF_API int rbf_model_cycles_get_mean(const rbf_model_cycles *c, double *out);
  * model as rbf_model_sigma / _two_phase / _nbounded, plus the two-phase
  * N-bounded filter (the frozen filter holds the previous cycle's N). */
 RBF_API int rbf_model_cycles_get_fp(const rbf_model_cycles *c, double *out);
+/* Which law built a cycle-length distribution (2.1). */
+typedef enum {
+    RBF_MODEL_LAW_NONE = 0,    /* none was built */
+    RBF_MODEL_LAW_CHAIN = 1,   /* the renewal chain: exact */
+    RBF_MODEL_LAW_MOMENTS = 2, /* the real user's N-bounded law from the chain's first two
+                                  moments of the false positives (docs/models.md 9.5) */
+    RBF_MODEL_LAW_LARGE = 3    /* the large-filter law, from the fill's first three
+                                  cumulants (docs/models.md 9.7) */
+} rbf_model_law;
+/* Its name: "chain", "moments", "large-filter" ("" for RBF_MODEL_LAW_NONE
+ * or an unknown value); a static string. */
+RBF_API const char *rbf_model_law_name(rbf_model_law law);
+/* The law that built c, through *out (its name: rbf_model_law_name). */
+RBF_API int rbf_model_cycles_get_law(const rbf_model_cycles *c, rbf_model_law *out);
 
 /* Deprecated (2.1): the same values returned bare, 0 when `c` is NULL.
  * Use rbf_model_cycles_get_pmf, _get_max, _get_mean and _get_fp. */
@@ -622,7 +642,9 @@ typedef struct rbf_model_policy_result {
     double fn;              /* with a workload: false negatives / repeats */
     double forgotten;       /* with a workload: P(a repeat is held by no filter) */
     double tick_fraction;   /* with a workload: ticks per arrival */
-    uint64_t reserved_[4];  /* written as zero: room for new fields (rbf_base.h) */
+    uint64_t cycle_law;     /* (2.1) the rbf_model_law of the cycle-length law built, or
+                               RBF_MODEL_LAW_NONE */
+    uint64_t reserved_[3];  /* written as zero: room for new fields (rbf_base.h) */
 } rbf_model_policy_result;
 
 RBF_API int rbf_model_policy(const rbf_model_params *p, const rbf_model_cycle_spec *s,

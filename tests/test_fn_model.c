@@ -901,7 +901,7 @@ static void test_nreal_fused_vs_apart(void **state)
             assert_true(o1 && o2 && h1 && h2);
             double lo1 = -1, lo2 = -2;
             assert_int_equal(rbf__cyc_nreal_moments(&p, N, tau, bmax, F, o1, h1, &lo1), RBF_OK);
-            assert_int_equal(rbf__cyc_nreal_spread(&st, F, o2, h2, &lo2), RBF_OK);
+            assert_int_equal(rbf__cyc_nreal_spread(&st, F, o2, h2, &lo2, 0), RBF_OK);
             assert_memory_equal(&lo1, &lo2, sizeof lo1);
             assert_memory_equal(o1, o2, (F + 1) * sizeof *o1);
             assert_memory_equal(h1, h2, (N + F + 2) * sizeof *h1);

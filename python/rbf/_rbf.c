@@ -1412,7 +1412,9 @@ static PyObject *model_cycles(uint64_t M, unsigned k, uint64_t S, uint64_t N, un
               (ph == 2 && dict_u64(d, "bits_per_filter", per)) || dict_f64(d, "fp", r.fp) ||
               (r.stuck ? dict_none(d, "cycle_mean") : dict_f64(d, "cycle_mean", r.cycle_mean)) ||
               (N && (r.saturated_at ? dict_u64(d, "saturated_at", r.saturated_at)
-                                    : dict_none(d, "saturated_at")));
+                                    : dict_none(d, "saturated_at"))) ||
+              (r.cycle_law &&
+               dict_str(d, "cycle_law", rbf_model_law_name((rbf_model_law)r.cycle_law)));
     if (!bad && fn)
         bad = dict_str(d, "workload", wspec) || dict_f64(d, "fn", r.fn) ||
               (r.stuck ? dict_none(d, "forgotten") : dict_f64(d, "forgotten", r.forgotten)) ||

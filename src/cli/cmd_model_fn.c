@@ -374,6 +374,12 @@ static void fn_print_json(const cli_model_fn_args *a, const fn_out *r)
     } else {
         printf(", \"fn\": null");
     }
+    if (r->c) {
+        rbf_model_law law = RBF_MODEL_LAW_NONE;
+        rbf_model_cycles_get_law(r->c, &law);
+        printf(", \"cycle_law\": ");
+        cli_json_string(stdout, rbf_model_law_name(law));
+    }
     if (a->forget) {
         printf(", \"forget\": ");
         if (!r->c) {
@@ -422,6 +428,13 @@ static void fn_print_text(const cli_model_fn_args *a, const fn_out *r)
         printf("cycle_mean         %.12g   (ticks per cycle: arrivals the active filter\n"
                "                                  does not hold, false positives included)\n",
                r->mean);
+    if (r->c) {
+        rbf_model_law law = RBF_MODEL_LAW_NONE;
+        rbf_model_cycles_get_law(r->c, &law);
+        if (law == RBF_MODEL_LAW_LARGE)
+            printf("cycle_law          large-filter (from the fill's first cumulants: the\n"
+                   "                   chain would take seconds; --method exact runs it)\n");
+    }
     if (r->saturated)
         printf("saturated          from n = %llu messages every bit of a filter is set:\n"
                "                   the rates past it are in closed form\n",

@@ -65,6 +65,12 @@ struct rbf_model_cycles {
     double *phil, *xt, *xm, *xt2, *xm2;
     double rho_frozen, act_fp;
     int law_moments; /* the real user's N-bounded law came from the moments */
+    int law_asym;    /* the law came from the large-filter laws (laws_asym.c) */
+    /* two-phase cycles longer than CYC_MAX_CONV: no ft2 .. xm2 tables; each
+     * forgetting or miss is summed over the law's support [l0, len] when
+     * asked (conv_at) */
+    int lazy2;
+    uint64_t l0;
 };
 
 int rbf__cyc_law_method = RBF_CYC_LAW_AUTO;
@@ -72,6 +78,41 @@ int rbf__cyc_law_method = RBF_CYC_LAW_AUTO;
 int rbf__cyc_law_is_moments(const rbf_model_cycles *c)
 {
     return c && c->law_moments;
+}
+
+const char *rbf_model_law_name(rbf_model_law law)
+{
+    switch (law) {
+    case RBF_MODEL_LAW_CHAIN: return "chain";
+    case RBF_MODEL_LAW_MOMENTS: return "moments";
+    case RBF_MODEL_LAW_LARGE: return "large-filter";
+    default: return "";
+    }
+}
+
+int rbf_model_cycles_get_law(const rbf_model_cycles *c, rbf_model_law *out)
+{
+    if (!c || !out)
+        return RBF_EINVAL;
+    *out = c->law_asym      ? RBF_MODEL_LAW_LARGE
+           : c->law_moments ? RBF_MODEL_LAW_MOMENTS
+                            : RBF_MODEL_LAW_CHAIN;
+    return RBF_OK;
+}
+
+/* Whether the large-filter law (laws_asym.c) builds the cycles of a
+ * filter whose chain would cost `cost` steps: with method auto or fast,
+ * from CYC_ASYM_MIN_BITS bits, past CYC_ASYM_BUDGET (or forced). */
+static int use_asym(const rbf_model_params *p, double cost)
+{
+    if (rbf__cyc_law_method == RBF_CYC_LAW_ASYM)
+        return 1;
+    if (rbf__cyc_law_method != RBF_CYC_LAW_AUTO && rbf__cyc_law_method != RBF_CYC_LAW_CHAIN)
+        return 0; /* the joint pass or the moments, forced */
+    if (rbf__cyc_law_method == RBF_CYC_LAW_CHAIN ||
+        (p->method != RBF_MODEL_AUTO && p->method != RBF_MODEL_ASYMPTOTIC))
+        return 0;
+    return p->bits >= CYC_ASYM_MIN_BITS && cost > CYC_ASYM_BUDGET;
 }
 
 void rbf_model_cycle_spec_init(rbf_model_cycle_spec *s)
@@ -156,12 +197,18 @@ static int pmf_sigma(rbf_model_cycles *c)
     int rc;
     rbf_model_sigma_result sr;
     rbf_model_params q = *p;
-    q.method = RBF_MODEL_FAST;
+    c->law_asym = s->sigma + 1 < p->bits && use_asym(p, rbf__cyc_sigma_chain_cost(p, s->sigma));
+    /* the rate: by the exact pass with the chain; with the large-filter
+     * law by the caller's method, as `rbf model` gives it without --fn */
+    if (!c->law_asym)
+        q.method = RBF_MODEL_FAST;
     q.progress = NULL;
-    /* E[ticks to pass sigma] <= E[N_0] + g_sigma + 1: start from it */
+    /* E[ticks to pass sigma] <= E[N_0] + g_sigma + 1: start from it (the
+     * large-filter law knows where its mass ends) */
     if ((rc = rbf_model_sigma(&q, s->sigma, &sr)))
         return rc;
-    uint64_t nmax = (uint64_t)(3.0 * sr.expected_messages) + 200;
+    uint64_t nmax = c->law_asym ? rbf__cyc_sigma_asym_len(p, s->sigma)
+                                : (uint64_t)(3.0 * sr.expected_messages) + 200;
     for (;;) {
         if (nmax > CYC_MAX_LEN)
             return RBF_ENOMEM;
@@ -173,7 +220,8 @@ static int pmf_sigma(rbf_model_cycles *c)
             return RBF_ENOMEM;
         }
         double lost = 0.0, rend = 0.0;
-        rc = rbf__cyc_sigma_pmf(p, s->sigma, nmax, pm, ph, &rend, &lost);
+        rc = c->law_asym ? rbf__cyc_sigma_pmf_asym(p, s->sigma, nmax, pm, ph, &rend, &lost)
+                         : rbf__cyc_sigma_pmf(p, s->sigma, nmax, pm, ph, &rend, &lost);
         if (rc) {
             rbf__free(pm);
             rbf__free(ph);
@@ -250,33 +298,56 @@ static int pmf_nreal(rbf_model_cycles *c)
     uint64_t bmax = p->bits;
     if (N <= UINT64_MAX / p->hashes && N * p->hashes < bmax)
         bmax = N * p->hashes;
-    if (bmax > CYC_MAX_LEN)
-        return RBF_ENOMEM;
-    double *tau = rbf__cyc_step_table(p, bmax);
-    if (!tau)
+    if (N > CYC_MAX_LEN)
         return RBF_ENOMEM;
     double efp = 0.0, rhoF = 0.0;
     uint64_t levels = 1;
-    /* Unless the joint pass is forced, the marginal pass and the moments'
-     * in one (laws.c): the moments are then at hand if the cost below
-     * picks them, and only spread again when F grows */
     rbf_cyc_mstats st;
     memset(&st, 0, sizeof st);
-    const int fused = rbf__cyc_law_method != RBF_CYC_LAW_JOINT;
-    rc = fused ? rbf__cyc_nreal_fused(p, N, tau, bmax, &efp, &rhoF, &levels, &st)
-               : rbf__cyc_nreal_marginal(p, N, tau, bmax, &efp, &rhoF, &levels);
-    if (rc) {
-        rbf__free(tau);
-        return rc;
+    /* A large filter: the law from the fill's cumulants (laws_asym.c), in
+     * O(N), where the chain (N x levels x k, the levels about 24 spreads
+     * of the fill wide) would cost more than the budget */
+    if (use_asym(p, INFINITY)) {
+        double sd = 0.0;
+        rc = rbf__cyc_nreal_asym(p, N, &efp, &rhoF, &st, &sd);
+        if (rc == RBF_ECANCELED)
+            return rc;
+        c->law_asym = rc == RBF_OK &&
+                      use_asym(p, (double)N * (24.0 * sd + p->hashes) * (double)p->hashes);
+        if (!c->law_asym) {
+            rbf__cyc_mstats_free(&st);
+            efp = rhoF = 0.0;
+        }
+        rc = RBF_OK;
+    }
+    double *tau = NULL;
+    if (!c->law_asym) {
+        if (bmax > CYC_MAX_LEN)
+            return RBF_ENOMEM;
+        if (!(tau = rbf__cyc_step_table(p, bmax)))
+            return RBF_ENOMEM;
+        /* Unless the joint pass is forced, the marginal pass and the
+         * moments' in one (laws.c): the moments are then at hand if the
+         * cost below picks them, and only spread again when F grows */
+        const int fused = rbf__cyc_law_method != RBF_CYC_LAW_JOINT;
+        rc = fused ? rbf__cyc_nreal_fused(p, N, tau, bmax, &efp, &rhoF, &levels, &st)
+                   : rbf__cyc_nreal_marginal(p, N, tau, bmax, &efp, &rhoF, &levels);
+        if (rc) {
+            rbf__free(tau);
+            return rc;
+        }
     }
     c->fp = s->phases == 1 ? model_clamp01(efp / ((double)N + efp))
                            : model_clamp01((efp + (double)N * rhoF) / ((double)N + efp));
     uint64_t F = (uint64_t)(2.0 * efp + 30.0 * sqrt(efp + 1.0)) + 30;
     /* the joint pass where it is cheap enough, else the moments (laws.c) */
     const double cost = (double)N * (double)levels * (sqrt(efp) + 1.0);
-    c->law_moments = rbf__cyc_law_method == RBF_CYC_LAW_MOMENTS ||
-                     (rbf__cyc_law_method == RBF_CYC_LAW_AUTO && cost > CYC_JOINT_BUDGET);
-    if (!c->law_moments)
+    c->law_moments = !c->law_asym &&
+                     (rbf__cyc_law_method == RBF_CYC_LAW_MOMENTS ||
+                      ((rbf__cyc_law_method == RBF_CYC_LAW_AUTO ||
+                        rbf__cyc_law_method == RBF_CYC_LAW_CHAIN) &&
+                       cost > CYC_JOINT_BUDGET));
+    if (!c->law_moments && !c->law_asym)
         rbf__cyc_mstats_free(&st);
     for (;;) {
         if (N + F > CYC_MAX_LEN) {
@@ -294,8 +365,8 @@ static int pmf_nreal(rbf_model_cycles *c)
             return RBF_ENOMEM;
         }
         double lost = 0.0;
-        rc = c->law_moments ? rbf__cyc_nreal_spread(&st, F, fd, ph, &lost)
-                            : rbf__cyc_nreal_joint(p, N, tau, bmax, F, fd, ph, &lost);
+        rc = c->law_moments || c->law_asym ? rbf__cyc_nreal_spread(&st, F, fd, ph, &lost, c->law_asym)
+                                           : rbf__cyc_nreal_joint(p, N, tau, bmax, F, fd, ph, &lost);
         if (rc) {
             rbf__free(fd);
             rbf__free(ph);
@@ -417,18 +488,18 @@ static int fill_forget(rbf_model_cycles *c)
     int rc = RBF_OK;
     if (c->s.phases == 2) {
         /* the cycle law's support is [l0, len] (fill_pmf trimmed its zero
-         * tail, so it ends at len): outside it every term is zero.  The
-         * convolution costs (len + 2) x (support), the budget below some
-         * 10^10 terms (seconds); the support is narrow where len is long
-         * (a few thousand ticks at 10^6 bits), so the budget, not the
-         * length, decides (up to 2^17 ticks it always ran, and still does;
-         * past 2^22 its tables would pass 256 MB, and it is refused) */
+         * tail, so it ends at len): outside it every term is zero.  Up to
+         * CYC_MAX_CONV ticks the convolution is tabled, (len + 2) x
+         * (support) terms; past it each value is summed over the support
+         * when asked (conv_at), the same sum in another order */
         uint64_t l0 = 0;
         while (l0 < len && c->pmf[l0] == 0.0)
             l0++;
-        if (len > CYC_MAX_CONV && (len > CYC_CONV_MAX_LEN ||
-                                   (double)(len + 2) * (double)(len - l0 + 1) > CYC_CONV_BUDGET)) {
-            rc = RBF_ENOMEM;
+        c->l0 = l0;
+        if (c->s.sigma && !ret)
+            c->trig = rt[0]; /* R = 0 is the trigger: held by neither filter */
+        if (len > CYC_MAX_CONV) {
+            c->lazy2 = 1;
             goto out;
         }
         const uint64_t n2 = 2 * len + 3;
@@ -440,10 +511,8 @@ static int fill_forget(rbf_model_cycles *c)
             rc = RBF_ENOMEM;
             goto out;
         }
-        if (c->s.sigma && !ret) {
-            c->trig = rt[0]; /* R = 0 is the trigger: held by neither filter */
+        if (c->s.sigma && !ret)
             rt[0] = 0.0;
-        }
         /* Each cell gets its terms in the order of j, as before; a zero
          * pl adds +0.0 to a nonnegative cell, which leaves it as it was,
          * so the loop has no test in it and vectorizes. */
@@ -527,6 +596,23 @@ double rbf_model_cycles_mean(const rbf_model_cycles *c) { return c ? c->mean : 0
 
 double rbf_model_cycles_fp(const rbf_model_cycles *c) { return c ? c->fp : 0.0; }
 
+/* Two-phase cycles past CYC_MAX_CONV ticks: P(R + L' <= g) and the like,
+ * sum over l of P(L' = l) T(g - l), T the one-phase cumulative table (its
+ * last value past its end, 0 before 0) less `shift` (the trigger, which
+ * the two-phase table leaves out) -- what the tables of fill_forget hold
+ * at g. */
+static double conv_at(const rbf_model_cycles *c, const double *T, double shift, uint64_t g)
+{
+    model_sum s;
+    msum_init(&s);
+    const uint64_t end = c->len + 1;
+    for (uint64_t l = c->l0; l <= c->len && l <= g; l++) {
+        const uint64_t y = g - l;
+        msum_add(&s, c->pmf[l] * ((y <= end ? T[y] : T[end]) - shift));
+    }
+    return model_clamp01(msum_get(&s));
+}
+
 double rbf_model_forget(const rbf_model_cycles *c, uint64_t g, rbf_model_from from, int active_only)
 {
     if (!c)
@@ -535,6 +621,10 @@ double rbf_model_forget(const rbf_model_cycles *c, uint64_t g, rbf_model_from fr
         const double *f = from == RBF_MODEL_FROM_HELD ? c->fm : c->ft;
         return g <= c->len + 1 ? f[g] : 1.0;
     }
+    if (c->lazy2)
+        return from == RBF_MODEL_FROM_HELD
+                   ? conv_at(c, c->fm, 0.0, g)
+                   : model_clamp01(c->trig + conv_at(c, c->ft, c->trig, g));
     if (from == RBF_MODEL_FROM_HELD)
         return g <= 2 * c->len + 2 ? c->fm2[g] : 1.0;
     return model_clamp01(c->trig + (g <= 2 * c->len + 2 ? c->ft2[g] : 1.0 - c->trig));
@@ -551,10 +641,18 @@ double rbf_model_miss(const rbf_model_cycles *c, uint64_t g, rbf_model_from from
         double F = g <= len + 1 ? f[g] : 1.0, X = g <= len + 1 ? x[g] : x[len + 1];
         return model_clamp01(F - X);
     }
-    const double *f = from == RBF_MODEL_FROM_HELD ? c->fm2 : c->ft2;
-    const double *x = from == RBF_MODEL_FROM_HELD ? c->xm2 : c->xt2;
-    const uint64_t n2 = 2 * len + 2;
-    double F = g <= n2 ? f[g] : f[n2], X = g <= n2 ? x[g] : x[n2];
+    double F, X;
+    if (c->lazy2) {
+        const int held = from == RBF_MODEL_FROM_HELD;
+        F = conv_at(c, held ? c->fm : c->ft, held ? 0.0 : c->trig, g);
+        X = conv_at(c, held ? c->xm : c->xt, 0.0, g);
+    } else {
+        const double *f = from == RBF_MODEL_FROM_HELD ? c->fm2 : c->ft2;
+        const double *x = from == RBF_MODEL_FROM_HELD ? c->xm2 : c->xt2;
+        const uint64_t n2 = 2 * len + 2;
+        F = g <= n2 ? f[g] : f[n2];
+        X = g <= n2 ? x[g] : x[n2];
+    }
     double m = (1.0 - c->rho_frozen) * (F - X);
     if (from == RBF_MODEL_FROM_TICK) /* the trigger, held nowhere (its false positives are in X:
                                         the ages' law, time-reversed, includes it) */

@@ -260,6 +260,18 @@ static void fn_clock_ends(const double *surv, const double *pmf, const double *n
  * not-a-false-positive factor.  The oracle's re-inserted repeats are no
  * ticks: they fill its active filter beyond the N-bounded chain's, by
  * dphi[u] (and the frozen filter, the active one at N, with it). */
+static inline double ipow(double x, unsigned k)
+{
+    double r = 1.0;
+    while (k) {
+        if (k & 1)
+            r *= x;
+        x *= x;
+        k >>= 1;
+    }
+    return r;
+}
+
 /* Two phases: delta[u] and (the oracle) dphi[u] from the bits the two
  * filters share; *rF: the frozen
  * filter's rate (rhoF, the oracle's moved by its re-inserted repeats). */
@@ -270,6 +282,7 @@ static void fn_shared_bits(const rbf_model_params *p, double rhoF, uint64_t len,
     *rF = rhoF;
     const double Md = (double)p->bits, kd = (double)p->hashes;
     const double lM = kd * log1p(-1.0 / Md);
+    const unsigned k = p->hashes;
     for (unsigned pass = 0; pass < (oracle2 ? 4u : 1u); pass++) {
         const double fF = *rF > 0.0 ? pow(*rF, 1.0 / kd) : 0.0;
         const double lF = fF * Md > 1.0 ? kd * log1p(-1.0 / (fF * Md)) : 0.0;
@@ -277,9 +290,14 @@ static void fn_shared_bits(const rbf_model_params *p, double rhoF, uint64_t len,
         for (uint64_t u = 0; u <= len; u++) {
             double al = -expm1(LF), be = -expm1(LN), a0 = -expm1(L0);
             double pA = fF * al + (1.0 - fF) * be;
-            double dd = pow(fF * al, kd) - pow(pA * fF, kd);
+            /* x^k by multiplication past 2^17 ticks, where this loop is
+             * long (within a few units in the last place of pow) */
+            double dd = len > CYC_MAX_CONV ? ipow(fF * al, k) - ipow(pA * fF, k)
+                                           : pow(fF * al, kd) - pow(pA * fF, kd);
             delta[u] = dd > 0.0 ? dd : 0.0;
-            dphi[u] = oracle2 ? pow(pA, kd) - pow(a0, kd) : 0.0;
+            dphi[u] = !oracle2 ? 0.0
+                      : len > CYC_MAX_CONV ? ipow(pA, k) - ipow(a0, k)
+                                           : pow(pA, kd) - pow(a0, kd);
             if (u == len) {
                 pend = pA;
                 p0end = a0;
@@ -418,10 +436,11 @@ static int fn_periods(const rbf_model_params *p, const gap_surv *sv, const fn_cl
     if (periods) {
         /* A period's loop runs until the chance that the period is still
          * open is below 1e-13, about ln(1e-13 / nu) / ln(1 - nu) arrivals
-         * at the smooth clock's rate nu (and no fewer: the rate falls
-         * within a period).  When that passes the guard below, the pass
-         * would be abandoned after 2e7 steps (a quarter of a second at
-         * 10^6 bits): skip it at once. */
+         * at the smooth clock's rate nu.  When the sum passes the guard
+         * below, the pass would most likely be abandoned there, after 2e7
+         * steps (a quarter of a second at 10^6 bits): skip it at once.
+         * (The estimate can be off where the rate moves within periods;
+         * either way the smooth clock answers past the guard.) */
         double est = 0.0;
         for (uint64_t u = 0; u <= len && est <= 2e7; u++) {
             const double v = nu[u];

@@ -815,6 +815,52 @@ out:
  * count's spread).  docs/models.md 9.5 gives its error against the joint
  * pass. */
 
+/* The cells of a negative binomial of mean mu and variance var (at least
+ * mu; Poisson where they are equal): [a, b], 14 standard deviations and 30
+ * cells each side, its mode's cell x0, and r = mu^2 / (var - mu), q = 1 -
+ * mu / var.  0, or 1 if it reaches past F. */
+typedef struct {
+    uint64_t a, b, x0;
+    int poisson;
+    double mu, r, q;
+} nb_law;
+
+static int nb_law_of(double mu, double var, uint64_t F, nb_law *L)
+{
+    if (var < mu)
+        var = mu;
+    const double sd = sqrt(var);
+    const double hi = mu + 14.0 * sd + 30.0;
+    if (hi > (double)F)
+        return 1;
+    const double lo = mu - 14.0 * sd - 30.0;
+    L->a = lo > 0.0 ? (uint64_t)lo : 0;
+    L->b = (uint64_t)hi;
+    L->poisson = var - mu <= 1e-6 * mu;
+    L->mu = mu;
+    L->r = L->poisson ? 0.0 : mu * mu / (var - mu);
+    L->q = L->poisson ? 0.0 : 1.0 - mu / var;
+    L->x0 = (uint64_t)mu;
+    if (L->x0 < L->a)
+        L->x0 = L->a;
+    if (L->x0 > L->b)
+        L->x0 = L->b;
+    return 0;
+}
+
+/* No mass (nothing to add), or a count surely 0 (all of w at x = 0):
+ * 1 when done, 0 when the law is to be laid out. */
+static int nb_trivial(double *out, uint64_t off, double w, double mu)
+{
+    if (!(w > 0.0))
+        return 1;
+    if (!(mu > 1e-300)) {
+        out[off] += w;
+        return 1;
+    }
+    return 0;
+}
+
 /* Add mass `w` spread as a negative binomial of mean mu and variance var
  * over x = 0..F to out[off + x] (renormalised to w over the cells kept;
  * tmp has F + 1 doubles).  The pmf from its value at the mode by the ratios
@@ -823,28 +869,14 @@ out:
 static int nb_spread(double *out, uint64_t off, uint64_t F, double w, double mu, double var,
                      double *tmp)
 {
-    if (!(w > 0.0))
+    nb_law L;
+    if (nb_trivial(out, off, w, mu))
         return 0;
-    if (!(mu > 1e-300)) {
-        out[off] += w;
-        return 0;
-    }
-    if (var < mu)
-        var = mu;
-    const double sd = sqrt(var);
-    const double hi = mu + 14.0 * sd + 30.0;
-    if (hi > (double)F)
+    if (nb_law_of(mu, var, F, &L))
         return 1;
-    const double lo = mu - 14.0 * sd - 30.0;
-    const uint64_t a = lo > 0.0 ? (uint64_t)lo : 0, b = (uint64_t)hi;
-    /* r = mu^2 / (var - mu), q = 1 - mu / var; Poisson when r is huge */
-    const int poisson = var - mu <= 1e-6 * mu;
-    const double r = poisson ? 0.0 : mu * mu / (var - mu), q = poisson ? 0.0 : 1.0 - mu / var;
-    uint64_t x0 = (uint64_t)mu;
-    if (x0 < a)
-        x0 = a;
-    if (x0 > b)
-        x0 = b;
+    const uint64_t a = L.a, b = L.b, x0 = L.x0;
+    const int poisson = L.poisson;
+    const double r = L.r, q = L.q;
     tmp[x0] = 1.0; /* relative to P(x0) */
     for (uint64_t x = x0; x < b; x++)
         tmp[x + 1] = tmp[x] * (poisson ? mu / ((double)x + 1.0) : ((double)x + r) / ((double)x + 1.0) * q);
@@ -856,6 +888,92 @@ static int nb_spread(double *out, uint64_t off, uint64_t F, double w, double mu,
     const double scale = w / tot;
     for (uint64_t x = a; x <= b; x++)
         out[off + x] += scale * tmp[x];
+    return 0;
+}
+
+/* log P(x) - log P(x0) of the law */
+static double nb_logratio(const nb_law *L, uint64_t x, uint64_t x0)
+{
+    const double a = (double)x, b = (double)x0;
+    if (L->poisson)
+        return (a - b) * log(L->mu) - lgamma(a + 1.0) + lgamma(b + 1.0);
+    return lgamma(a + L->r) - lgamma(b + L->r) - lgamma(a + 1.0) + lgamma(b + 1.0) +
+           (a - b) * log(L->q);
+}
+
+/* nb_spread for the large-filter law (laws_asym.c), whose steps are many
+ * and whose laws are wide: the same law over the same cells, laid out
+ * upward from both its left end (started from lgamma) and its mode, two
+ * chains at once, by the ratios P(x+1)/P(x) with inv[x] = 1/(x + 1): no
+ * division a cell.  The values agree with nb_spread's to rounding (about
+ * width x 1e-16 relative). */
+static int nb_spread_fast(double *out, uint64_t off, uint64_t F, double w, double mu, double var,
+                          double *tmp, const double *inv)
+{
+    nb_law L;
+    if (nb_trivial(out, off, w, mu))
+        return 0;
+    if (nb_law_of(mu, var, F, &L))
+        return 1;
+    uint64_t a = L.a;
+    const uint64_t b = L.b, x0 = L.x0;
+    const int poisson = L.poisson;
+    const double r = L.r, q = L.q;
+    /* the left end where the law is still representable relative to the
+     * mode (below e^-700 it is zero to nb_spread too) */
+    double la = nb_logratio(&L, a, x0);
+    if (la < -700.0) {
+        uint64_t l = a, h = x0; /* la(l) < -700 <= la(h) */
+        while (h - l > 1) {
+            uint64_t m = l + (h - l) / 2;
+            if (nb_logratio(&L, m, x0) < -700.0)
+                l = m;
+            else
+                h = m;
+        }
+        for (uint64_t x = a; x < h; x++)
+            tmp[x] = 0.0;
+        a = h;
+        la = nb_logratio(&L, a, x0);
+    }
+    const double pq = poisson ? mu : q, pr = poisson ? 0.0 : r;
+    double u = exp(la), t = 1.0;
+    const uint64_t n1 = x0 - a, n2 = b - x0;
+    /* the two chains and their sums side by side (each a chain of
+     * multiplies and adds: together they overlap) */
+    double su = a < x0 ? u : 0.0, st = 1.0;
+    tmp[a] = u;
+    tmp[x0] = 1.0;
+    const uint64_t nc = n1 < n2 ? n1 : n2;
+    for (uint64_t i = 0; i < nc; i++) {
+        const uint64_t x = a + i, y = x0 + i;
+        u *= (poisson ? pq : ((double)x + pr) * pq) * inv[x];
+        t *= (poisson ? pq : ((double)y + pr) * pq) * inv[y];
+        tmp[y + 1] = t;
+        st += t;
+        if (x + 1 < x0) {
+            tmp[x + 1] = u;
+            su += u;
+        }
+    }
+    for (uint64_t i = nc; i < n1; i++) {
+        const uint64_t x = a + i;
+        u *= (poisson ? pq : ((double)x + pr) * pq) * inv[x];
+        if (x + 1 < x0) {
+            tmp[x + 1] = u;
+            su += u;
+        }
+    }
+    for (uint64_t i = nc; i < n2; i++) {
+        const uint64_t y = x0 + i;
+        t *= (poisson ? pq : ((double)y + pr) * pq) * inv[y];
+        tmp[y + 1] = t;
+        st += t;
+    }
+    const double scale = w / (su + st);
+    double *o = out + off;
+    for (uint64_t x = a; x <= b; x++)
+        o[x] += scale * tmp[x];
     return 0;
 }
 
@@ -1105,19 +1223,55 @@ void rbf__cyc_mstats_free(rbf_cyc_mstats *st)
 }
 
 int rbf__cyc_nreal_spread(const rbf_cyc_mstats *st, uint64_t F, double *out, double *phi,
-                          double *lost)
+                          double *lost, int fast)
 {
     double *tmp = rbf__malloc((F + 1) * sizeof *tmp);
-    if (!tmp)
+    double *inv = fast ? rbf__malloc((F + 1) * sizeof *inv) : NULL;
+    if (!tmp || (fast && !inv)) {
+        rbf__free(tmp);
+        rbf__free(inv);
         return RBF_ENOMEM;
+    }
+    if (fast)
+        for (uint64_t x = 0; x <= F; x++)
+            inv[x] = 1.0 / ((double)x + 1.0);
     int wide = 0;
-    for (uint64_t c = 0; c < st->steps && !wide; c++) {
-        const double T0 = st->T[3 * c], T1 = st->T[3 * c + 1], T2 = st->T[3 * c + 2];
+    /* The large-filter law (fast) has many steps and wide counts: there
+     * the steps go by blocks of m (a power of 3, at most a quarter of the
+     * count's spread), each laid out once at its middle step with m times
+     * its mass.  phi[t] sums a smooth function of the step, T0_c
+     * P(count_c = t - c), whose width in c is the count's spread: on a
+     * lattice of step m that sum is the same as on every step up to
+     * terms of order exp(-2 pi^2 (spread/m)^2) (Poisson summation), except
+     * where the lattice changes or ends: so the steps whose counts reach
+     * past the cycle's last step are laid out one by one, and m changes a
+     * few times only. */
+    uint64_t tail = st->steps;
+    if (fast && st->steps) {
+        const double sdN = st->W0 > 0.0 ? sqrt(fmax(st->W2 / st->W0 - (st->W1 / st->W0) * (st->W1 / st->W0), 0.0)) : 0.0;
+        const double back = 14.0 * sdN + 60.0;
+        tail = back < (double)st->steps ? st->steps - (uint64_t)back : 0;
+    }
+    for (uint64_t c = 0; c < st->steps && !wide;) {
+        uint64_t m = 1;
+        if (fast && c < tail) {
+            const double T0 = st->T[3 * c];
+            if (T0 > 0.0) {
+                const double mu = st->T[3 * c + 1] / T0, v = st->T[3 * c + 2] / T0 - mu * mu;
+                const double sd = v > mu ? sqrt(v) : sqrt(fmax(mu, 0.0));
+                while (3 * m <= sd / 4.0 && c + 3 * m <= tail)
+                    m *= 3;
+            }
+        }
+        const uint64_t cc = c + (m - 1) / 2;
+        const double T0 = st->T[3 * cc], T1 = st->T[3 * cc + 1], T2 = st->T[3 * cc + 2];
         if (T0 > 0.0) {
             const double mu = T1 / T0, var = T2 / T0 - mu * mu;
-            if (nb_spread(phi, c, F, T0, mu, var, tmp))
+            if (fast ? nb_spread_fast(phi, cc, F, (double)m * T0, mu, var, tmp, inv)
+                     : nb_spread(phi, cc, F, T0, mu, var, tmp))
                 wide = 1;
         }
+        c += m;
     }
     memset(out, 0, (F + 1) * sizeof *out);
     if (!wide && st->W0 > 0.0) {
@@ -1126,5 +1280,6 @@ int rbf__cyc_nreal_spread(const rbf_cyc_mstats *st, uint64_t F, double *out, dou
     }
     *lost = wide ? 1.0 : st->lost;
     rbf__free(tmp);
+    rbf__free(inv);
     return RBF_OK;
 }

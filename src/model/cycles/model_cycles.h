@@ -13,9 +13,9 @@
 #define CYC_TINY 1e-28
 #define CYC_LOST 1e-13
 #define CYC_MAX_LEN ((uint64_t)1 << 26)
-#define CYC_MAX_CONV ((uint64_t)1 << 17) /* the forgetting bounds' exact sums (forget.c) */
-#define CYC_CONV_BUDGET 1e10       /* two-phase convolution terms, (len + 2) x support */
-#define CYC_CONV_MAX_LEN ((uint64_t)1 << 22) /* and its four tables of 2 len doubles (256 MB) */
+/* the forgetting bounds' exact sums (forget.c); and the longest two-phase
+ * cycle whose forgetting is tabled (cycles.c: past it, summed when asked) */
+#define CYC_MAX_CONV ((uint64_t)1 << 17)
 
 /* ---- laws.c: the cycle-length laws (see there) */
 int rbf__cyc_sigma_pmf_plain(const rbf_model_params *p, uint64_t sigma, uint64_t nmax,
@@ -33,7 +33,8 @@ int rbf__cyc_nreal_moments(const rbf_model_params *p, uint64_t N, const double *
  * efp, rhoF and levels as rbf__cyc_nreal_marginal and, kept per step, the
  * moments rbf__cyc_nreal_moments spreads; rbf__cyc_nreal_spread then lays
  * them out for a given F, as rbf__cyc_nreal_moments would (the same values
- * to the last bit; a wider F needs no new pass). */
+ * to the last bit; a wider F needs no new pass; `fast`: the division-free
+ * layout of the large-filter law, the same to rounding). */
 typedef struct {
     double *T;       /* T0, T1, T2 of each step, 3 a step */
     uint64_t steps;  /* steps with mass */
@@ -42,13 +43,40 @@ typedef struct {
 int rbf__cyc_nreal_fused(const rbf_model_params *p, uint64_t N, const double *tau, uint64_t bmax,
                          double *efp, double *rhoF, uint64_t *levels, rbf_cyc_mstats *st);
 int rbf__cyc_nreal_spread(const rbf_cyc_mstats *st, uint64_t F, double *out, double *phi,
-                          double *lost);
+                          double *lost, int fast);
 void rbf__cyc_mstats_free(rbf_cyc_mstats *st);
-/* Which builds the real user's N-bounded cycle law: RBF_CYC_LAW_AUTO (the
- * joint pass unless its cost estimate is over CYC_JOINT_BUDGET, then the
- * moments), or either forced (tests). */
-enum { RBF_CYC_LAW_AUTO = 0, RBF_CYC_LAW_JOINT = 1, RBF_CYC_LAW_MOMENTS = 2 };
+/* Which builds the cycle laws: RBF_CYC_LAW_AUTO (the chain, and for the
+ * real user's N-bounded law the joint pass unless its cost estimate is
+ * over CYC_JOINT_BUDGET, then the moments; the large-filter laws of
+ * laws_asym.c where p->method allows them and the chain would cost more
+ * than CYC_ASYM_BUDGET steps), or one forced (tests): the joint pass, the
+ * moments, the large-filter laws, or the chain (never the large-filter
+ * laws, the rest as AUTO). */
+enum {
+    RBF_CYC_LAW_AUTO = 0,
+    RBF_CYC_LAW_JOINT = 1,
+    RBF_CYC_LAW_MOMENTS = 2,
+    RBF_CYC_LAW_ASYM = 3,
+    RBF_CYC_LAW_CHAIN = 4
+};
 extern int rbf__cyc_law_method;
+/* The chain's steps past which (method auto or fast) the large-filter law
+ * answers instead: about 0.1 s of chain.  Below CYC_ASYM_MIN_BITS bits the
+ * chain always runs. */
+#define CYC_ASYM_BUDGET 2e8
+#define CYC_ASYM_MIN_BITS ((uint64_t)1 << 16)
+
+/* ---- laws_asym.c: the cycle laws of large filters (see there).  The
+ * sigma law has rbf__cyc_sigma_pmf's outputs; the N-bounded one gives what
+ * rbf__cyc_nreal_fused gives (the marginal's efp and rhoF, the moments per
+ * step), and *sd the spread of the fill after N bit-setting messages. */
+double rbf__cyc_sigma_chain_cost(const rbf_model_params *p, uint64_t sigma);
+/* the ticks past which the large-filter sigma law has no mass */
+uint64_t rbf__cyc_sigma_asym_len(const rbf_model_params *p, uint64_t sigma);
+int rbf__cyc_sigma_pmf_asym(const rbf_model_params *p, uint64_t sigma, uint64_t nmax, double *pmf,
+                            double *phi, double *rend, double *lost);
+int rbf__cyc_nreal_asym(const rbf_model_params *p, uint64_t N, double *efp, double *rhoF,
+                        rbf_cyc_mstats *st, double *sd);
 /* 1 if c's law came from the moments */
 int rbf__cyc_law_is_moments(const rbf_model_cycles *c);
 /* the joint pass's cost estimate N x levels x (sqrt(E fp) + 1) above which

@@ -75,7 +75,7 @@ int rbf_model_policy(const rbf_model_params *p, const rbf_model_cycle_spec *s,
     if (!direct) {
         rc = rbf_model_cycles_new(p, s, &c);
         if (!rc && w)
-            rc = rbf_model_fn(p, s, w, &fr);
+            rc = rbf_model_fn_with(c, p, s, w, &fr);
         if (!rc) {
             fp = rbf_model_cycles_fp(c);
             mean = rbf_model_cycles_mean(c);
@@ -102,6 +102,10 @@ int rbf_model_policy(const rbf_model_params *p, const rbf_model_cycle_spec *s,
     out->forgotten = fr.forgotten;
     out->tick_fraction = fr.tick_fraction;
     out->has_cycles = c != NULL && !stuck;
+    rbf_model_law law = RBF_MODEL_LAW_NONE;
+    if (c)
+        rbf_model_cycles_get_law(c, &law);
+    out->cycle_law = (uint64_t)law;
     for (size_t i = 0; i < ngaps; i++) {
         forgotten[i] = out->has_cycles ? rbf_model_forget(c, gaps[i], RBF_MODEL_FROM_TICK, 0) : 0.0;
         false_negative[i] = out->has_cycles ? rbf_model_miss(c, gaps[i], RBF_MODEL_FROM_TICK) : 0.0;
