@@ -417,11 +417,13 @@ typedef struct rbf_model_cycles rbf_model_cycles;
  * the false positives between them; oracle: exactly N), truncated where
  * the remaining mass is below 1e-13.  Cost O(k sigma W) or O(N W F k), W
  * and F the windows of the distributions (docs/models.md).  With
- * p->method RBF_MODEL_AUTO or RBF_MODEL_ASYMPTOTIC, a filter of 2^16 bits
- * or more whose chain would take more than about 0.1 s gets the
- * large-filter law instead (from the fill's first three cumulants, O(len)
- * or O(N); its error is O(1/M), measured in docs/models.md 9.7);
- * RBF_MODEL_EXACT and RBF_MODEL_PAPER always run the chain.
+ * p->method RBF_MODEL_AUTO, a filter of 2^16 bits or more whose chain
+ * would take more than about 0.1 s gets the large-filter law instead
+ * (from the fill's first three cumulants, O(len) or O(N); within about
+ * 1e-10 of the chain there, measured in docs/models.md 9.7); with
+ * RBF_MODEL_ASYMPTOTIC every filter of 2^12 bits or more does (within
+ * about 2e-7 at 2^12 bits); RBF_MODEL_EXACT and RBF_MODEL_PAPER always run
+ * the chain.
  * rbf_model_cycles_get_law says which law answered.  Returns RBF_OK,
  * RBF_EINVAL (domain) or RBF_ENOMEM (also when a distribution would
  * exceed 2^26 entries). */
@@ -592,6 +594,11 @@ typedef struct rbf_model_trace_result {
  * rbf_model_fn) or RBF_ECANCELED (p->progress). */
 RBF_API int rbf_model_fn_trace(const rbf_model_params *p, const rbf_model_cycle_spec *s,
                                const rbf_model_trace *t, rbf_model_trace_result *out);
+/* The same with the cycle law `c` already built from (p, s) (NULL: built
+ * here), for a caller that replays one law several times (2.1). */
+RBF_API int rbf_model_fn_trace_with(const rbf_model_cycles *c, const rbf_model_params *p,
+                                    const rbf_model_cycle_spec *s, const rbf_model_trace *t,
+                                    rbf_model_trace_result *out);
 
 /* Sizing for both errors (rbf plan --remember): among one- and two-phase
  * sigma-bounded filters of `bits` total memory with average rate <= eps,

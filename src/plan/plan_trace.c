@@ -15,6 +15,12 @@
 #include "plan_internal.h"
 #include "rbf_alloc.h"
 
+/* The screen of a candidate before its full replay (pt_at): this many
+ * replicas, where they replay fewer arrivals than the full replay would
+ * (its automatic replicas replay up to about 4e7) */
+#define PT_SCREEN 4u
+#define PT_SCREEN_MAX 1e7
+
 /* top: try at most that many candidates (the memory search: the one
  * holding most forgets least, nearly always), 0 all */
 static int pt_at(uint64_t bits, double eps, const rbf_model_trace *t, double miss, size_t top,
@@ -32,6 +38,7 @@ static int pt_at(uint64_t bits, double eps, const rbf_model_trace *t, double mis
     for (size_t i = 0; i < n && !rc; i++) {
         rbf_model_params p;
         rbf_model_params_init(&p);
+        p.method = o->method;
         p.bits = cs[i].phases == 2 ? bits / 2 : bits;
         p.hashes = cs[i].k;
         p.hashing = o->hashing;
@@ -41,6 +48,34 @@ static int pt_at(uint64_t bits, double eps, const rbf_model_trace *t, double mis
         s.phases = cs[i].phases;
         s.sigma = cs[i].sigma;
         rbf_model_trace_result r;
+        rbf_model_cycles *c = NULL;
+        if (t->replicas == 0 && t->arrivals <= PT_SCREEN_MAX / PT_SCREEN) {
+            /* with automatic replicas (up to 32): a screen first, with
+             * PT_SCREEN replicas of the fast cycle law (the large-filter
+             * law from 2^12 bits, docs/models.md 9.7), and a candidate
+             * whose fn is over miss by more than four of its standard
+             * errors is passed over there (most are: the fn of the
+             * candidates spans decades) */
+            rbf_model_params fp = p;
+            fp.method = RBF_MODEL_ASYMPTOTIC;
+            rbf_model_trace ts = *t;
+            ts.replicas = PT_SCREEN;
+            rc = rbf_model_cycles_new(&fp, &s, &c);
+            if (!rc)
+                rc = rbf_model_fn_trace_with(c, &fp, &s, &ts, &r);
+            rbf_model_cycles_free(c);
+            c = NULL;
+            if (rc == RBF_ENOMEM) { /* the law too long for this candidate: passed over */
+                rc = RBF_OK;
+                continue;
+            }
+            if (rc)
+                break;
+            if (r.whole.fn - 4.0 * r.whole.fn_se > miss) {
+                out->candidates++;
+                continue;
+            }
+        }
         rc = rbf_model_fn_trace(&p, &s, t, &r);
         if (rc == RBF_ENOMEM) { /* the law too long for this candidate: passed over */
             rc = RBF_OK;
@@ -96,6 +131,13 @@ int rbf_plan_trace(uint64_t bits, double eps, const rbf_model_trace *t, double m
     rbf_plan_trace_result r;
     rbf_model_trace ts = *t; /* one replica a memory */
     ts.replicas = 1;
+    /* and with method auto, the fast methods: the rates' asymptotic
+     * method (within 1e-9) and the large-filter cycle laws from 2^12 bits
+     * (docs/models.md 9.7), far inside the search's 1% */
+    rbf_plan_options fo = *o;
+    if (fo.method == RBF_MODEL_AUTO)
+        fo.method = RBF_MODEL_ASYMPTOTIC;
+    o = &fo;
     uint64_t lo = bits, hi = bits;
     unsigned done = 1;
     for (;;) {

@@ -101,18 +101,18 @@ int rbf_model_cycles_get_law(const rbf_model_cycles *c, rbf_model_law *out)
 }
 
 /* Whether the large-filter law (laws_asym.c) builds the cycles of a
- * filter whose chain would cost `cost` steps: with method auto or fast,
- * from CYC_ASYM_MIN_BITS bits, past CYC_ASYM_BUDGET (or forced). */
+ * filter whose chain would cost `cost` steps: with method fast from
+ * CYC_FAST_MIN_BITS bits, with method auto from CYC_ASYM_MIN_BITS bits
+ * past CYC_ASYM_BUDGET (or forced). */
 static int use_asym(const rbf_model_params *p, double cost)
 {
     if (rbf__cyc_law_method == RBF_CYC_LAW_ASYM)
         return 1;
-    if (rbf__cyc_law_method != RBF_CYC_LAW_AUTO && rbf__cyc_law_method != RBF_CYC_LAW_CHAIN)
-        return 0; /* the joint pass or the moments, forced */
-    if (rbf__cyc_law_method == RBF_CYC_LAW_CHAIN ||
-        (p->method != RBF_MODEL_AUTO && p->method != RBF_MODEL_ASYMPTOTIC))
-        return 0;
-    return p->bits >= CYC_ASYM_MIN_BITS && cost > CYC_ASYM_BUDGET;
+    if (rbf__cyc_law_method != RBF_CYC_LAW_AUTO)
+        return 0; /* the chain, the joint pass or the moments, forced */
+    if (p->method == RBF_MODEL_ASYMPTOTIC)
+        return p->bits >= CYC_FAST_MIN_BITS;
+    return p->method == RBF_MODEL_AUTO && p->bits >= CYC_ASYM_MIN_BITS && cost > CYC_ASYM_BUDGET;
 }
 
 void rbf_model_cycle_spec_init(rbf_model_cycle_spec *s)

@@ -331,6 +331,13 @@ static void tr_rates(const tr_tally *t, unsigned R, double per, double fp2, doub
 int rbf_model_fn_trace(const rbf_model_params *p, const rbf_model_cycle_spec *s,
                        const rbf_model_trace *t, rbf_model_trace_result *out)
 {
+    return rbf_model_fn_trace_with(NULL, p, s, t, out);
+}
+
+int rbf_model_fn_trace_with(const rbf_model_cycles *given, const rbf_model_params *p,
+                            const rbf_model_cycle_spec *s, const rbf_model_trace *t,
+                            rbf_model_trace_result *out)
+{
     if (!p || !s || !t || !out || !t->ids || t->arrivals == 0 || t->distinct == 0)
         return RBF_EINVAL;
     if (!RBF_RESERVED_ZERO(t))
@@ -349,13 +356,14 @@ int rbf_model_fn_trace(const rbf_model_params *p, const rbf_model_cycle_spec *s,
         if (t->ids[i] >= t->distinct)
             return RBF_EINVAL;
     rbf_model_cycles *c = NULL;
-    int rc = rbf_model_cycles_new(p, s, &c);
+    int rc = given ? RBF_OK : rbf_model_cycles_new(p, s, &c);
     if (rc)
         return rc;
-    out->fp_law = rbf_model_cycles_fp(c);
-    out->cycle_mean = rbf_model_cycles_mean(c);
+    const rbf_model_cycles *law = given ? given : c;
+    out->fp_law = rbf_model_cycles_fp(law);
+    out->cycle_mean = rbf_model_cycles_mean(law);
     tr_law w;
-    rc = rbf__tr_law_new(c, p, s, &w);
+    rc = rbf__tr_law_new(law, p, s, &w);
     rbf_model_cycles_free(c);
     if (rc)
         return rc;

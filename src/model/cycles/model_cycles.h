@@ -60,11 +60,14 @@ enum {
     RBF_CYC_LAW_CHAIN = 4
 };
 extern int rbf__cyc_law_method;
-/* The chain's steps past which (method auto or fast) the large-filter law
- * answers instead: about 0.1 s of chain.  Below CYC_ASYM_MIN_BITS bits the
- * chain always runs. */
+/* The chain's steps past which (method auto) the large-filter law answers
+ * instead: about 0.1 s of chain.  Below CYC_ASYM_MIN_BITS bits the chain
+ * always runs.  Method fast takes the large-filter law from
+ * CYC_FAST_MIN_BITS bits whatever the cost (its error there: about 2e-7
+ * of fn, docs/models.md 9.7). */
 #define CYC_ASYM_BUDGET 2e8
 #define CYC_ASYM_MIN_BITS ((uint64_t)1 << 16)
+#define CYC_FAST_MIN_BITS ((uint64_t)1 << 12)
 
 /* ---- laws_asym.c: the cycle laws of large filters (see there).  The
  * sigma law has rbf__cyc_sigma_pmf's outputs; the N-bounded one gives what
