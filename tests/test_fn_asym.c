@@ -206,6 +206,17 @@ static void test_asym_rule(void **state)
     assert_int_equal(rbf_model_cycles_new(&small, &s, &c), RBF_OK);
     assert_string_equal(law_of(c), "chain");
     rbf_model_cycles_free(c);
+    /* fast: from 2^12 bits whatever the cost */
+    small.method = RBF_MODEL_ASYMPTOTIC;
+    assert_int_equal(rbf_model_cycles_new(&small, &s, &c), RBF_OK);
+    assert_string_equal(law_of(c), "large-filter");
+    rbf_model_cycles_free(c);
+    rbf_model_params tiny = params(4000, 4, 0, 0);
+    tiny.method = RBF_MODEL_ASYMPTOTIC;
+    s.sigma = 1600;
+    assert_int_equal(rbf_model_cycles_new(&tiny, &s, &c), RBF_OK);
+    assert_string_equal(law_of(c), "chain");
+    rbf_model_cycles_free(c);
     s.sigma = 400000;
     for (int m = 0; m < 2; m++) {
         big.method = m ? RBF_MODEL_ASYMPTOTIC : RBF_MODEL_AUTO;
