@@ -49,11 +49,12 @@
 
 #define FN_BINS 128 /* the frozen cycle's law, in bins of equal mass */
 /* ... and past CYC_MAX_CONV ticks (10^6 bits and more), where each bin
- * costs a survival lookup at every age: the cycle law is narrow there, and
- * 8 bins give the same fn to about 1e-9 relative (1 bin: 5e-8; measured
- * on sigma- and N-bounded two-phase filters of 3000 to 10^6 bits under
- * uniform, Zipf and 10^6-gap workloads) */
-#define FN_BINS_LONG 8
+ * costs a survival lookup at every age: the cycle law is narrow there.
+ * Measured on two-phase filters under uniform, Zipf and 10^6-gap
+ * workloads: 4 bins give the same fn as 8 to 6e-13 relative at 2*10^6 to
+ * 10^7 bits; 8 as 128 to about 1e-9 (1 bin: 5e-8) at 3000 to 10^6 bits,
+ * where the law is relatively wider */
+#define FN_BINS_LONG 4
 
 /* The ticks' clock: nu[u] the ticks per arrival at age u and xs[u], vs[u]
  * the mean and variance of the arrivals before age u (u = 0..len + 1),
