@@ -1,8 +1,10 @@
 /*
  * fast_avx2.c -- the per-k fast paths (fast_tmpl.h) compiled for AVX2 and
- * BMI2 (mulx, shlx, shrx: fewer instructions a message), chosen at run
- * time on x86-64 processors that have them and no AVX-512 path for the
- * filter (path.c, rbf__simd_usable).
+ * BMI2 (mulx, shlx, shrx: fewer instructions a message), the positions of
+ * a flat message four at a time in vectors and each word tested and set
+ * by one bts; chosen at run time on x86-64 processors that have them and
+ * no AVX-512 path for the filter (path.c, rbf__simd_usable).  Blocked
+ * filters take its test-and-insert (blocked.c, rbf__blk_ops).
  */
 #include "avx512.h"
 #include "positions.h"
@@ -49,8 +51,36 @@ FT_TARGET static inline RBF_ALWAYS_INLINE __m256i stream4(uint64_t hash, unsigne
         if ((k) > 4)                                                                               \
             _mm256_storeu_si256((__m256i *)(void *)((p) + 4), stream4((hash), 4, (m)));            \
     } while (0)
-/* blocked filters take the mask path of blocked.c on AVX2 */
-#define FT_FLAT_ONLY 1
+/* set_count of bits.h with one instruction for the test and the set: bts
+ * sets bit p mod 64 of the word and leaves its old value in the carry,
+ * which adc counts; d = k - (bits found set).  A position repeated in one
+ * message finds its own bit set on the second visit, as set_count counts
+ * it. */
+FT_TARGET static inline RBF_ALWAYS_INLINE unsigned set_count_bts(uint64_t *w, const uint64_t *pos,
+                                                                unsigned k)
+{
+    uint64_t seen = 0;
+#pragma GCC unroll 8
+    for (unsigned i = 0; i < k; i++) {
+        const uint64_t p = pos[i];
+        uint64_t *wp = w + (p >> 6);
+        uint64_t v = *wp;
+        __asm__("btsq %[p], %[v]\n\tadcq $0, %[s]" : [v] "+r"(v), [s] "+r"(seen) : [p] "r"(p) : "cc");
+        *wp = v;
+    }
+    return k - (unsigned)seen;
+}
+#define FT_SET set_count_bts
+/* the blocked layout's test-and-set (fast_tmpl.h), by bts and adc too */
+#define FT_TAS(seen, wp, o)                                                                        \
+    do {                                                                                           \
+        uint64_t *ft_w = (wp), ft_v = *ft_w;                                                       \
+        __asm__("btsq %[p], %[v]\n\tadcq $0, %[s]"                                                \
+                : [v] "+r"(ft_v), [s] "+r"(seen)                                                   \
+                : [p] "r"((uint64_t)(o))                                                           \
+                : "cc");                                                                           \
+        *ft_w = ft_v;                                                                              \
+    } while (0)
 #include "fast_tmpl.h"
 #else
 /* ISO C forbids an empty translation unit. */

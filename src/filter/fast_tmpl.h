@@ -14,10 +14,15 @@
  * function with no stack frame on the common path.  One message at a time
  * is bound by how many messages the processor overlaps while their loads
  * are outstanding, that is by the instructions each one issues; so the
- * fewer, the faster.  The batches run a pipeline by groups: the keys of a
- * group are hashed, their positions computed and their k lines (flat) or
- * their line (blocked) prefetched, while the group before is decided in
- * order, as single calls would decide it.
+ * fewer, the faster.  A blocked message is kept as its line and the words
+ * its offsets come from (no positions stored), its line asked for as soon
+ * as it is known.  The batches run a pipeline by groups: the keys of a
+ * group are hashed, their positions (flat) or messages (blocked) computed
+ * and their k lines or their line prefetched, while the group before is
+ * decided in order, as single calls would decide it.  The includer may
+ * give a faster word-level test-and-set with the same result (FT_SET for
+ * the flat positions, FT_TAS for one blocked offset: the AVX2 copy uses
+ * bts and adc).
  *
  * The values are the reference's, bit for bit: the same stream, the same
  * multiply-shift, the same word-level test-and-set (set_count and all_set
@@ -32,6 +37,12 @@
 
 #ifndef FT_GROUP
 #define FT_GROUP 16u /* messages hashed and prefetched together in a batch */
+#endif
+
+/* The word-level test-and-set of the k positions: set_count of bits.h,
+ * unless the includer has a faster one with the same result (FT_SET). */
+#ifndef FT_SET
+#define FT_SET set_count
 #endif
 
 /* The k positions of `hash`, into p[0..k-1]: rbf__positions for one-phase
@@ -80,14 +91,93 @@ FT_TARGET static inline RBF_ALWAYS_INLINE void FT(prefetch)(const uint64_t *w, c
     }
 }
 
+/* ---- the blocked layout: a message is its line and the words its
+ * offsets come from (9-bit fields, seven a word), no position stored */
+
+typedef struct {
+    uint64_t *line;
+    uint64_t hash, w0, w1;
+} ft_bmsg;
+
+/* The line is asked for as soon as it is known, before the offsets' words
+ * are computed (pf: 0 no, 1 for reading, 2 for writing into the first
+ * level, 3 for writing into the second, for the batches' look-ahead): one
+ * message at a time, the sooner its load starts, the more of it the calls
+ * around it overlap (a line in DRAM: 100 ns at 128 MiB). */
+FT_TARGET static inline RBF_ALWAYS_INLINE void FT(bmsg)(const struct rbf *f, uint64_t hash,
+                                                        unsigned k, ft_bmsg *b, int pf)
+{
+    const uint64_t blk = reduce(rbf_splitmix64_mix(hash + RBF_GOLDEN), f->m / RBF_BLOCK_BITS);
+    b->line = f->active + blk * (RBF_BLOCK_BITS / 64);
+    if (pf == 1)
+        __builtin_prefetch(b->line, 0, 3);
+    else if (pf == 2)
+        __builtin_prefetch(b->line, 1, 3);
+    else if (pf == 3)
+        __builtin_prefetch(b->line, 1, 2);
+    b->hash = hash;
+    b->w0 = rbf_splitmix64_mix(hash + 2 * RBF_GOLDEN);
+    b->w1 = k > 7 ? rbf_splitmix64_mix(hash + 3 * RBF_GOLDEN) : 0;
+}
+
+/* Test-and-set of bit o & 63 of *wp, adding its old value to `seen`
+ * (FT_TAS of the includer, or this portable form). */
+#ifndef FT_TAS
+#define FT_TAS(seen, wp, o)                                                                        \
+    do {                                                                                           \
+        const uint64_t ft_v = *(wp), ft_m = UINT64_C(1) << ((o) & 63);                             \
+        (seen) += (ft_v & ft_m) != 0;                                                              \
+        *(wp) = ft_v | ft_m;                                                                       \
+    } while (0)
+#endif
+
+/* BODY for each offset o of message b, in order (k <= 8: the first seven
+ * from w0, the eighth from w1) */
+#define FT_OFFSETS(b, k, o, BODY)                                                                  \
+    do {                                                                                           \
+        const unsigned ft_n0 = (k) < 7 ? (k) : 7;                                                  \
+        _Pragma("GCC unroll 7") for (unsigned ft_i = 0; ft_i < ft_n0; ft_i++)                      \
+        {                                                                                          \
+            const uint64_t o = ((b)->w0 >> (9 * ft_i)) & 511;                                      \
+            BODY;                                                                                  \
+        }                                                                                          \
+        if ((k) > 7) {                                                                             \
+            const uint64_t o = (b)->w1 & 511;                                                      \
+            BODY;                                                                                  \
+        }                                                                                          \
+    } while (0)
+
+/* d: what set_count gives on the global positions (base + o: word base/64 +
+ * o/64, bit o & 63, base a multiple of 512), in the same order, so a
+ * repeated offset finds its own bit set and counts once. */
+FT_TARGET static inline RBF_ALWAYS_INLINE unsigned FT(bset)(const ft_bmsg *b, unsigned k)
+{
+    uint64_t seen = 0;
+    FT_OFFSETS(b, k, o, FT_TAS(seen, b->line + (o >> 6), o));
+    return k - (unsigned)seen;
+}
+
+/* all_set on the line */
+FT_TARGET static inline RBF_ALWAYS_INLINE int FT(ball)(const ft_bmsg *b, unsigned k)
+{
+    uint64_t acc = 1;
+    FT_OFFSETS(b, k, o, acc &= b->line[o >> 6] >> (o & 63));
+    return (int)(acc & 1);
+}
+
 /* ---- one message */
 
 FT_TARGET static inline RBF_ALWAYS_INLINE int FT(ins)(struct rbf *f, uint64_t hash, unsigned k,
                                                       int blocked)
 {
+    if (blocked) {
+        ft_bmsg b;
+        FT(bmsg)(f, hash, k, &b, 2);
+        return account1(f, hash, NULL, FT(bset)(&b, k));
+    }
     uint64_t p[8];
     FT(pos)(f, hash, p, k, blocked);
-    return account1(f, hash, NULL, set_count(f->active, p, k));
+    return account1(f, hash, NULL, FT_SET(f->active, p, k));
 }
 
 FT_TARGET static RBF_NOINLINE int FT(ins_long)(struct rbf *f, const void *key, size_t len)
@@ -128,12 +218,25 @@ FT_TARGET static inline RBF_ALWAYS_INLINE int FT(con)(const struct rbf *f, uint6
         }
         return 1;
     }
-    uint64_t p[8];
-    FT(pos)(f, hash, p, k, blocked);
-    return all_set(f->active, p, k);
+    ft_bmsg b;
+    FT(bmsg)(f, hash, k, &b, 1);
+    return FT(ball)(&b, k);
 }
 
 /* ---- batches */
+
+/* message j of a batch: its given hash, or its key's (the short-key code
+ * inline) */
+FT_TARGET static inline RBF_ALWAYS_INLINE uint64_t FT(hash_at)(const struct rbf *f,
+                                                              const uint64_t *hashes,
+                                                              const void *const *keys,
+                                                              const size_t *lens, size_t j)
+{
+    if (hashes)
+        return hashes[j];
+    return lens[j] <= 16 && keys[j] ? XXH3_64bits_withSeed(keys[j], lens[j], f->cfg.seed)
+                                     : hash_key(f, keys[j], lens[j]);
+}
 
 FT_TARGET static inline RBF_ALWAYS_INLINE void FT(fill)(const struct rbf *f, uint64_t (*ring)[8],
                                                         const uint64_t *hashes,
@@ -142,12 +245,7 @@ FT_TARGET static inline RBF_ALWAYS_INLINE void FT(fill)(const struct rbf *f, uin
                                                         unsigned k, int blocked, int write)
 {
     for (size_t j = from; j < to; j++) {
-        uint64_t h;
-        if (hashes)
-            h = hashes[j];
-        else
-            h = lens[j] <= 16 && keys[j] ? XXH3_64bits_withSeed(keys[j], lens[j], f->cfg.seed)
-                                          : hash_key(f, keys[j], lens[j]);
+        const uint64_t h = FT(hash_at)(f, hashes, keys, lens, j);
         uint64_t *p = ring[j % (2 * FT_GROUP)];
         FT(pos)(f, h, p, k, blocked);
         FT(prefetch)(f->active, p, k, blocked, write);
@@ -168,7 +266,7 @@ FT_TARGET static inline RBF_ALWAYS_INLINE int64_t FT(batch)(struct rbf *f, int i
         size_t end = n - g < FT_GROUP ? n : g + FT_GROUP;
         for (size_t i = g; i < end; i++) {
             const uint64_t *p = ring[i % (2 * FT_GROUP)];
-            int res = insert ? account1(f, 0, p, set_count(f->active, p, k))
+            int res = insert ? account1(f, 0, p, FT_SET(f->active, p, k))
                              : all_set(f->active, p, k);
             if (results)
                 results[i] = (uint8_t)res;
@@ -178,6 +276,55 @@ FT_TARGET static inline RBF_ALWAYS_INLINE int64_t FT(batch)(struct rbf *f, int i
         if (from < n)
             FT(fill)(f, ring, hashes, keys, lens, from, n - from < FT_GROUP ? n : from + FT_GROUP,
                      k, blocked, insert);
+    }
+    return total;
+}
+
+/* The blocked layout's batch: the same pipeline, each slot a message
+ * (its line prefetched into the second level for writing or reading). */
+#ifndef FT_BGROUP
+#define FT_BGROUP 32u
+#endif
+
+FT_TARGET static inline RBF_ALWAYS_INLINE void FT(bfill)(const struct rbf *f, ft_bmsg *ring,
+                                                         const uint64_t *hashes,
+                                                         const void *const *keys,
+                                                         const size_t *lens, size_t from, size_t to,
+                                                         unsigned k, int write)
+{
+    for (size_t j = from; j < to; j++) {
+        const uint64_t h = FT(hash_at)(f, hashes, keys, lens, j);
+        ft_bmsg *b = &ring[j % (2 * FT_BGROUP)];
+        FT(bmsg)(f, h, k, b, 0);
+        if (write)
+            __builtin_prefetch(b->line, 1, 2);
+        else
+            __builtin_prefetch(b->line, 0, 2);
+    }
+}
+
+FT_TARGET static inline RBF_ALWAYS_INLINE int64_t FT(bbatch)(struct rbf *f, int insert,
+                                                             const uint64_t *hashes,
+                                                             const void *const *keys,
+                                                             const size_t *lens, size_t n,
+                                                             uint8_t *results, unsigned k)
+{
+    ft_bmsg ring[2 * FT_BGROUP];
+    FT(bfill)(f, ring, hashes, keys, lens, 0, n < 2 * FT_BGROUP ? n : 2 * FT_BGROUP, k, insert);
+    int64_t total = 0;
+    for (size_t g = 0; g < n; g += FT_BGROUP) {
+        size_t end = n - g < FT_BGROUP ? n : g + FT_BGROUP;
+        for (size_t i = g; i < end; i++) {
+            const ft_bmsg *b = &ring[i % (2 * FT_BGROUP)];
+            int res = insert ? account1(f, b->hash, NULL, FT(bset)(b, k)) : FT(ball)(b, k);
+            if (results)
+                results[i] = (uint8_t)res;
+            total += res;
+        }
+        size_t from = g + 2 * FT_BGROUP;
+        if (from < n)
+            FT(bfill)(f, ring, hashes, keys, lens, from,
+                      n - from < FT_BGROUP ? n : from + FT_BGROUP, k, insert);
     }
     return total;
 }
@@ -202,7 +349,8 @@ FT_TARGET static inline RBF_ALWAYS_INLINE int64_t FT(batch)(struct rbf *f, int i
         struct rbf *f, int insert, const uint64_t *hashes, const void *const *keys,                \
         const size_t *lens, size_t n, uint8_t *results)                                            \
     {                                                                                              \
-        return FT(batch)(f, insert, hashes, keys, lens, n, results, K, L);                         \
+        return L ? FT(bbatch)(f, insert, hashes, keys, lens, n, results, K)                        \
+                 : FT(batch)(f, insert, hashes, keys, lens, n, results, K, L);                     \
     }
 #define FT_LAYOUT(L, LN)                                                                           \
     FT_K(1, L, LN) FT_K(2, L, LN) FT_K(3, L, LN) FT_K(4, L, LN) FT_K(5, L, LN) FT_K(6, L, LN)      \

@@ -13,7 +13,8 @@
  *                (insert_avx512.c);
  *   avx512       other flat filters on AVX-512: positions by vector;
  *   blocked mask one-phase colliding blocked filters on AVX-512 or AVX2:
- *                the message as a 512-bit mask (blocked.c);
+ *                the message as a 512-bit mask (blocked.c; on AVX2 with
+ *                k <= 8, test-and-insert by the AVX2 fast path instead);
  *   fast         one-phase colliding filters with k <= 8 elsewhere: the
  *                per-k paths of fast_tmpl.h, portable C or AVX2;
  *   reference    the scalar code (insert.c) for all the rest.
