@@ -113,16 +113,22 @@ struct rbf_fast_paths {
 /* Portable C, every processor (fast_port.c). */
 extern const struct rbf_fast_paths rbf__fport_paths;
 #ifdef RBF_HAVE_AVX512
-/* The same source compiled for AVX2 and BMI2 (fast_avx2.c). */
+/* The same source compiled for AVX2 and BMI2 (fast_avx2.c), and a flat
+ * copy of it for filters in the second-level cache (fast_avx2s.c). */
 extern const struct rbf_fast_paths rbf__favx2_paths;
+extern const struct rbf_fast_paths rbf__favx2s_paths;
 #endif
+/* The flat filters the small AVX2 copy takes: up to 1 MiB. */
+#define RBF_AVX2_SMALL_BITS (UINT64_C(1) << 23)
 
 /* The copy a filter with RBF_SIMD_PORT or RBF_SIMD_AVX2 takes. */
 static inline const struct rbf_fast_paths *fast_paths(const struct rbf *f)
 {
 #ifdef RBF_HAVE_AVX512
     if (f->simd & RBF_SIMD_AVX2)
-        return &rbf__favx2_paths;
+        return f->cfg.layout == RBF_LAYOUT_FLAT && f->m <= RBF_AVX2_SMALL_BITS
+                   ? &rbf__favx2s_paths
+                   : &rbf__favx2_paths;
 #endif
     (void)f;
     return &rbf__fport_paths;

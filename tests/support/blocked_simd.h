@@ -89,7 +89,9 @@ static void bs_equal_saved(const rbf *a, const rbf *b)
  * all the same). */
 static inline void bs_lockstep_layout(const char *var, unsigned flag, rbf_layout layout)
 {
-    static const uint64_t ms[] = {512, 512 * 8, 512 * 1001, UINT64_C(1) << 20};
+    /* past 2^23 bits: the flat AVX2 path's second copy (insert.h) */
+    static const uint64_t ms[] = {512, 512 * 8, 512 * 1001, UINT64_C(1) << 20,
+                                  (UINT64_C(1) << 23) + 512};
     static const unsigned ks[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14, 15, 16, 64, 256};
     uint64_t rng = 4242;
     for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
