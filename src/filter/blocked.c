@@ -377,10 +377,12 @@ static int64_t (*const batch256_k[9])(struct rbf *, int, const uint64_t *, const
  * (fast_avx2.c: the k words of the line tested and set by bts, the
  * line's load started as soon as the block is known), which builds no
  * mask: fewer instructions a message than the two-register mask (measured
- * on an Intel Xeon with AVX-512 off: single calls 13 against 21 ns at
- * 128 KiB, 24 against 27 at 4 MiB, the same at 128 MiB; batches 13-21
- * against 18-25 ns); membership keeps the mask's two line loads, faster
- * past the caches (batches at 128 MiB: 20 against 23 ns). */
+ * on an Intel Xeon with AVX-512 off: single calls 12 against 21 ns at
+ * 128 KiB, 24 against 28-29 at 4 MiB; batches 11-21 against 17-24 ns).
+ * Single calls on filters past 16 MiB (in DRAM) keep the mask, whose
+ * line loads start sooner (128 MiB: 77 against 80-82 ns), and membership
+ * keeps it everywhere (batches at 128 MiB: 20 against 23 ns). */
+#define BLK_AVX2_SINGLE_MAX_BITS (UINT64_C(1) << 27)
 static int64_t batch256_mixed(struct rbf *f, int insert, const uint64_t *hashes,
                               const void *const *keys, const size_t *lens, size_t n,
                               uint8_t *results)
@@ -400,8 +402,9 @@ void rbf__blk_ops(const struct rbf *f, struct rbf_ops *o)
         o->con_hash = con512_hash_k[k];
         o->batch = batch512_k[k];
     } else {
-        o->ins_key = k ? rbf__favx2_paths.ins_key[1][k] : ins256_key_k[k];
-        o->ins_hash = k ? rbf__favx2_paths.ins_hash[1][k] : ins256_hash_k[k];
+        const int one = k && f->m <= BLK_AVX2_SINGLE_MAX_BITS;
+        o->ins_key = one ? rbf__favx2_paths.ins_key[1][k] : ins256_key_k[k];
+        o->ins_hash = one ? rbf__favx2_paths.ins_hash[1][k] : ins256_hash_k[k];
         o->con_key = con256_key_k[k];
         o->con_hash = con256_hash_k[k];
         o->batch = k ? batch256_mixed : batch256_k[k];

@@ -89,9 +89,11 @@ static void bs_equal_saved(const rbf *a, const rbf *b)
  * all the same). */
 static inline void bs_lockstep_layout(const char *var, unsigned flag, rbf_layout layout)
 {
-    /* past 2^23 bits: the flat AVX2 path's second copy (insert.h) */
+    /* past 2^23 bits: the flat AVX2 path's second copy (insert.h); past
+     * 2^27 (blocked, k = 3 and 8, not under the sanitizers or valgrind):
+     * the AVX2 mask's single calls (blocked.c) */
     static const uint64_t ms[] = {512, 512 * 8, 512 * 1001, UINT64_C(1) << 20,
-                                  (UINT64_C(1) << 23) + 512};
+                                  (UINT64_C(1) << 23) + 512, (UINT64_C(1) << 27) + 512};
     static const unsigned ks[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14, 15, 16, 64, 256};
     uint64_t rng = 4242;
     for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
@@ -99,6 +101,9 @@ static inline void bs_lockstep_layout(const char *var, unsigned flag, rbf_layout
             for (int variant = 0; variant < 3; variant++) {
                 uint64_t m = ms[mi];
                 unsigned k = ks[ki];
+                if (m > (UINT64_C(1) << 27) && (layout != RBF_LAYOUT_BLOCKED ||
+                                                (k != 3 && k != 8) || variant || tu_shrink() > 1))
+                    continue; /* two k: each recycle clears 16 MiB */
                 /* cycles of at most 6000 / k messages (600 / k with
                  * RBF_TEST_SHRINK, under valgrind), so that every filter
                  * recycles a few times in few steps */
