@@ -196,6 +196,8 @@ void rbf__fn_surv_free(gap_surv *s)
 {
     rbf__free(s->gx);
     rbf__free(s->gs);
+    rbf__free(s->glr);
+    rbf__free(s->gi);
     if (s->et)
         rbf__free_lines(s->et, s->eblk_bytes);
     if (s->dsuf)
@@ -239,6 +241,23 @@ static int gap_pt_cmp(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t;
 }
 
+/* The top bits of a positive double (sign, exponent, 8 bits of the
+ * mantissa), and the smallest double with those bits. */
+static inline uint64_t grid_key(double x)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    return u >> 44;
+}
+
+static inline double grid_x(uint64_t key)
+{
+    const uint64_t u = key << 44;
+    double x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
 int rbf__fn_surv_build(const gapdesc *d, gap_surv *s)
 {
     memset(s, 0, sizeof *s);
@@ -264,6 +283,26 @@ int rbf__fn_surv_build(const gapdesc *d, gap_surv *s)
                     break;
                 s->gs[i] += w * exp(e);
             }
+        }
+        if (!(s->glr = rbf__malloc(n * sizeof *s->glr)))
+            return RBF_ENOMEM;
+        for (size_t i = 0; i + 1 < n; i++) {
+            const double a = s->gs[i], b = s->gs[i + 1];
+            s->glr[i] = a > 0.0 && b > 0.0 ? log(b / a) : 0.0;
+        }
+        s->glr[n - 1] = 0.0;
+        /* the interval index by the top bits of x, from gx[1023] up */
+        s->gkey0 = grid_key(s->gx[1023]);
+        s->gkeys = grid_key(s->gx[n - 1]) - s->gkey0 + 1;
+        if (!(s->gi = rbf__malloc(s->gkeys * sizeof *s->gi)))
+            return RBF_ENOMEM;
+        size_t i = 1023;
+        for (uint64_t key = 0; key < s->gkeys; key++) {
+            /* the smallest x of this key: its bits with the rest zero */
+            const double x0 = grid_x(s->gkey0 + key);
+            while (i + 1 < n && s->gx[i + 1] <= x0)
+                i++;
+            s->gi[key] = (uint32_t)i;
         }
         return RBF_OK;
     }
@@ -344,20 +383,17 @@ double rbf__fn_surv_at_full(const gap_surv *s, double x)
         if (x < 1023.0) {
             i = (size_t)x;
         } else {
-            size_t lo = 1023, hi = s->ng - 1; /* gx[lo] <= x < gx[hi] */
-            while (hi - lo > 1) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (s->gx[mid] <= x)
-                    lo = mid;
-                else
-                    hi = mid;
-            }
-            i = lo;
+            /* gx[i] <= x < gx[i + 1]: from the interval of x's top bits
+             * up (one or two steps); x < gx[ng - 1] above */
+            uint64_t key = grid_key(x) - s->gkey0;
+            i = s->gi[key < s->gkeys ? key : s->gkeys - 1];
+            while (s->gx[i + 1] <= x)
+                i++;
         }
         double a = s->gs[i], b = s->gs[i + 1];
         double f = (x - s->gx[i]) / (s->gx[i + 1] - s->gx[i]);
         if (a > 0.0 && b > 0.0)
-            return a * exp(f * log(b / a)); /* each class is geometric: log-linear */
+            return a * exp(f * s->glr[i]); /* each class is geometric: log-linear */
         return a + f * (b - a);
     }
     double fl = floor(x), f = x - fl;
