@@ -297,9 +297,9 @@ FT_TARGET static inline RBF_ALWAYS_INLINE void FT(bfill)(const struct rbf *f, ft
         ft_bmsg *b = &ring[j % (2 * FT_BGROUP)];
         FT(bmsg)(f, h, k, b, 0);
         if (write)
-            __builtin_prefetch(b->line, 1, 2);
+            __builtin_prefetch(b->line, 1, 3);
         else
-            __builtin_prefetch(b->line, 0, 2);
+            __builtin_prefetch(b->line, 0, 3);
     }
 }
 
