@@ -63,12 +63,12 @@ FT_TARGET static inline RBF_ALWAYS_INLINE unsigned set_count_bts(uint64_t *w, co
 }
 #define FT_SET set_count_bts
 /* the blocked layout's test-and-set (fast_tmpl.h), by bts and adc too */
-#define FT_TAS(seen, wp, o)                                                                        \
+#define FT_TAS(seen, wp, sh)                                                                       \
     do {                                                                                           \
         uint64_t *ft_w = (wp), ft_v = *ft_w;                                                       \
         __asm__("btsq %[p], %[v]\n\tadcq $0, %[s]"                                                \
                 : [v] "+r"(ft_v), [s] "+r"(seen)                                                   \
-                : [p] "r"((uint64_t)(o))                                                           \
+                : [p] "r"((uint64_t)(sh))                                                          \
                 : "cc");                                                                           \
         *ft_w = ft_v;                                                                              \
     } while (0)

@@ -120,29 +120,34 @@ FT_TARGET static inline RBF_ALWAYS_INLINE void FT(bmsg)(const struct rbf *f, uin
     b->w1 = k > 7 ? rbf_splitmix64_mix(hash + 3 * RBF_GOLDEN) : 0;
 }
 
-/* Test-and-set of bit o & 63 of *wp, adding its old value to `seen`
+/* Test-and-set of bit sh & 63 of *wp, adding its old value to `seen`
  * (FT_TAS of the includer, or this portable form). */
 #ifndef FT_TAS
-#define FT_TAS(seen, wp, o)                                                                        \
+#define FT_TAS(seen, wp, sh)                                                                       \
     do {                                                                                           \
-        const uint64_t ft_v = *(wp), ft_m = UINT64_C(1) << ((o) & 63);                             \
+        const uint64_t ft_v = *(wp), ft_m = UINT64_C(1) << ((sh) & 63);                            \
         (seen) += (ft_v & ft_m) != 0;                                                              \
         *(wp) = ft_v | ft_m;                                                                       \
     } while (0)
 #endif
 
-/* BODY for each offset o of message b, in order (k <= 8: the first seven
- * from w0, the eighth from w1) */
-#define FT_OFFSETS(b, k, o, BODY)                                                                  \
+/* BODY for each offset of message b, in order (k <= 8: the first seven
+ * from w0, the eighth from w1), given as the line's word it lies in
+ * (wi = offset / 64) and a shift whose low six bits are its bit in that
+ * word (sh: the offset's field and the bits above it, which the word
+ * operations modulo 64 ignore; fewer instructions than the offset alone). */
+#define FT_OFFSETS(b, k, wi, sh, BODY)                                                             \
     do {                                                                                           \
         const unsigned ft_n0 = (k) < 7 ? (k) : 7;                                                  \
         _Pragma("GCC unroll 7") for (unsigned ft_i = 0; ft_i < ft_n0; ft_i++)                      \
         {                                                                                          \
-            const uint64_t o = ((b)->w0 >> (9 * ft_i)) & 511;                                      \
+            const uint64_t sh = (b)->w0 >> (9 * ft_i);                                             \
+            const uint64_t wi = (sh >> 6) & 7;                                                     \
             BODY;                                                                                  \
         }                                                                                          \
         if ((k) > 7) {                                                                             \
-            const uint64_t o = (b)->w1 & 511;                                                      \
+            const uint64_t sh = (b)->w1;                                                           \
+            const uint64_t wi = (sh >> 6) & 7;                                                     \
             BODY;                                                                                  \
         }                                                                                          \
     } while (0)
@@ -153,7 +158,8 @@ FT_TARGET static inline RBF_ALWAYS_INLINE void FT(bmsg)(const struct rbf *f, uin
 FT_TARGET static inline RBF_ALWAYS_INLINE unsigned FT(bset)(const ft_bmsg *b, unsigned k)
 {
     uint64_t seen = 0;
-    FT_OFFSETS(b, k, o, FT_TAS(seen, b->line + (o >> 6), o));
+    uint64_t *const line = b->line;
+    FT_OFFSETS(b, k, wi, sh, FT_TAS(seen, line + wi, sh));
     return k - (unsigned)seen;
 }
 
@@ -161,7 +167,8 @@ FT_TARGET static inline RBF_ALWAYS_INLINE unsigned FT(bset)(const ft_bmsg *b, un
 FT_TARGET static inline RBF_ALWAYS_INLINE int FT(ball)(const ft_bmsg *b, unsigned k)
 {
     uint64_t acc = 1;
-    FT_OFFSETS(b, k, o, acc &= b->line[o >> 6] >> (o & 63));
+    const uint64_t *const line = b->line;
+    FT_OFFSETS(b, k, wi, sh, acc &= line[wi] >> (sh & 63));
     return (int)(acc & 1);
 }
 
@@ -281,9 +288,11 @@ FT_TARGET static inline RBF_ALWAYS_INLINE int64_t FT(batch)(struct rbf *f, int i
 }
 
 /* The blocked layout's batch: the same pipeline, each slot a message
- * (its line prefetched into the second level for writing or reading). */
+ * (its line prefetched into the first level for writing or reading), by
+ * groups of 16: 32 and 64 were slower at every size (AVX2 and portable,
+ * 64 KiB to 128 MiB), and so was one look-ahead message a step. */
 #ifndef FT_BGROUP
-#define FT_BGROUP 32u
+#define FT_BGROUP 16u
 #endif
 
 FT_TARGET static inline RBF_ALWAYS_INLINE void FT(bfill)(const struct rbf *f, ft_bmsg *ring,
@@ -303,7 +312,10 @@ FT_TARGET static inline RBF_ALWAYS_INLINE void FT(bfill)(const struct rbf *f, ft
     }
 }
 
-FT_TARGET static inline RBF_ALWAYS_INLINE int64_t FT(bbatch)(struct rbf *f, int insert,
+/* The decisions of a blocked batch keep the filter's counters in
+ * registers (account1's arithmetic on locals), writing them back only
+ * around the rare threshold call and at the end. */
+FT_TARGET static inline RBF_ALWAYS_INLINE int64_t FT(bbatch)(struct rbf *f, const int insert,
                                                              const uint64_t *hashes,
                                                              const void *const *keys,
                                                              const size_t *lens, size_t n,
@@ -312,11 +324,36 @@ FT_TARGET static inline RBF_ALWAYS_INLINE int64_t FT(bbatch)(struct rbf *f, int 
     ft_bmsg ring[2 * FT_BGROUP];
     FT(bfill)(f, ring, hashes, keys, lens, 0, n < 2 * FT_BGROUP ? n : 2 * FT_BGROUP, k, insert);
     int64_t total = 0;
+    uint64_t ins = f->inserts, nb = f->b, nc = f->c, rn = f->reported_new;
     for (size_t g = 0; g < n; g += FT_BGROUP) {
         size_t end = n - g < FT_BGROUP ? n : g + FT_BGROUP;
         for (size_t i = g; i < end; i++) {
             const ft_bmsg *b = &ring[i % (2 * FT_BGROUP)];
-            int res = insert ? account1(f, b->hash, NULL, FT(bset)(b, k)) : FT(ball)(b, k);
+            int res;
+            if (insert) {
+                const unsigned d = FT(bset)(b, k);
+                ins++;
+                if (d == 0) {
+                    res = 0;
+                } else if (RBF_UNLIKELY((nb + d > f->limit_bits) | (nc + 1 >= f->limit_msgs))) {
+                    f->inserts = ins;
+                    f->b = nb;
+                    f->c = nc;
+                    f->reported_new = rn;
+                    res = rbf__threshold1(f, b->hash, NULL, d);
+                    ins = f->inserts;
+                    nb = f->b;
+                    nc = f->c;
+                    rn = f->reported_new;
+                } else {
+                    nb += d;
+                    nc++;
+                    rn++;
+                    res = 1;
+                }
+            } else {
+                res = FT(ball)(b, k);
+            }
             if (results)
                 results[i] = (uint8_t)res;
             total += res;
@@ -325,6 +362,12 @@ FT_TARGET static inline RBF_ALWAYS_INLINE int64_t FT(bbatch)(struct rbf *f, int 
         if (from < n)
             FT(bfill)(f, ring, hashes, keys, lens, from,
                       n - from < FT_BGROUP ? n : from + FT_BGROUP, k, insert);
+    }
+    if (insert) {
+        f->inserts = ins;
+        f->b = nb;
+        f->c = nc;
+        f->reported_new = rn;
     }
     return total;
 }
@@ -349,8 +392,10 @@ FT_TARGET static inline RBF_ALWAYS_INLINE int64_t FT(bbatch)(struct rbf *f, int 
         struct rbf *f, int insert, const uint64_t *hashes, const void *const *keys,                \
         const size_t *lens, size_t n, uint8_t *results)                                            \
     {                                                                                              \
-        return L ? FT(bbatch)(f, insert, hashes, keys, lens, n, results, K)                        \
-                 : FT(batch)(f, insert, hashes, keys, lens, n, results, K, L);                     \
+        if (!L)                                                                                    \
+            return FT(batch)(f, insert, hashes, keys, lens, n, results, K, L);                     \
+        return insert ? FT(bbatch)(f, 1, hashes, keys, lens, n, results, K)                        \
+                      : FT(bbatch)(f, 0, hashes, keys, lens, n, results, K);                       \
     }
 #define FT_LAYOUT(L, LN)                                                                           \
     FT_K(1, L, LN) FT_K(2, L, LN) FT_K(3, L, LN) FT_K(4, L, LN) FT_K(5, L, LN) FT_K(6, L, LN)      \
