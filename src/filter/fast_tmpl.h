@@ -100,8 +100,8 @@ typedef struct {
 } ft_bmsg;
 
 /* The line is asked for as soon as it is known, before the offsets' words
- * are computed (pf: 0 no, 1 for reading, 2 for writing into the first
- * level, 3 for writing into the second, for the batches' look-ahead): one
+ * are computed (pf: 0 no (the batches prefetch their own), 1 for reading,
+ * 2 for writing): one
  * message at a time, the sooner its load starts, the more of it the calls
  * around it overlap (a line in DRAM: 100 ns at 128 MiB). */
 FT_TARGET static inline RBF_ALWAYS_INLINE void FT(bmsg)(const struct rbf *f, uint64_t hash,
@@ -113,8 +113,6 @@ FT_TARGET static inline RBF_ALWAYS_INLINE void FT(bmsg)(const struct rbf *f, uin
         __builtin_prefetch(b->line, 0, 3);
     else if (pf == 2)
         __builtin_prefetch(b->line, 1, 3);
-    else if (pf == 3)
-        __builtin_prefetch(b->line, 1, 2);
     b->hash = hash;
     b->w0 = rbf_splitmix64_mix(hash + 2 * RBF_GOLDEN);
     b->w1 = k > 7 ? rbf_splitmix64_mix(hash + 3 * RBF_GOLDEN) : 0;
@@ -313,8 +311,7 @@ FT_TARGET static inline RBF_ALWAYS_INLINE void FT(bfill)(const struct rbf *f, ft
 }
 
 /* The decisions of a blocked batch keep the filter's counters in
- * registers (account1's arithmetic on locals), writing them back only
- * around the rare threshold call and at the end. */
+ * registers (account1_acct), writing them back at the end. */
 FT_TARGET static inline RBF_ALWAYS_INLINE int64_t FT(bbatch)(struct rbf *f, const int insert,
                                                              const uint64_t *hashes,
                                                              const void *const *keys,
@@ -324,36 +321,13 @@ FT_TARGET static inline RBF_ALWAYS_INLINE int64_t FT(bbatch)(struct rbf *f, cons
     ft_bmsg ring[2 * FT_BGROUP];
     FT(bfill)(f, ring, hashes, keys, lens, 0, n < 2 * FT_BGROUP ? n : 2 * FT_BGROUP, k, insert);
     int64_t total = 0;
-    uint64_t ins = f->inserts, nb = f->b, nc = f->c, rn = f->reported_new;
+    acct ac = acct_load(f);
     for (size_t g = 0; g < n; g += FT_BGROUP) {
         size_t end = n - g < FT_BGROUP ? n : g + FT_BGROUP;
         for (size_t i = g; i < end; i++) {
             const ft_bmsg *b = &ring[i % (2 * FT_BGROUP)];
-            int res;
-            if (insert) {
-                const unsigned d = FT(bset)(b, k);
-                ins++;
-                if (d == 0) {
-                    res = 0;
-                } else if (RBF_UNLIKELY((nb + d > f->limit_bits) | (nc + 1 >= f->limit_msgs))) {
-                    f->inserts = ins;
-                    f->b = nb;
-                    f->c = nc;
-                    f->reported_new = rn;
-                    res = rbf__threshold1(f, b->hash, NULL, d);
-                    ins = f->inserts;
-                    nb = f->b;
-                    nc = f->c;
-                    rn = f->reported_new;
-                } else {
-                    nb += d;
-                    nc++;
-                    rn++;
-                    res = 1;
-                }
-            } else {
-                res = FT(ball)(b, k);
-            }
+            const int res = insert ? account1_acct(f, &ac, b->hash, FT(bset)(b, k))
+                                   : FT(ball)(b, k);
             if (results)
                 results[i] = (uint8_t)res;
             total += res;
@@ -363,12 +337,8 @@ FT_TARGET static inline RBF_ALWAYS_INLINE int64_t FT(bbatch)(struct rbf *f, cons
             FT(bfill)(f, ring, hashes, keys, lens, from,
                       n - from < FT_BGROUP ? n : from + FT_BGROUP, k, insert);
     }
-    if (insert) {
-        f->inserts = ins;
-        f->b = nb;
-        f->c = nc;
-        f->reported_new = rn;
-    }
+    if (insert)
+        acct_store(f, &ac);
     return total;
 }
 

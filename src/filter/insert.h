@@ -45,6 +45,45 @@ static inline int account1(struct rbf *f, uint64_t hash, const uint64_t *pos, un
     return 1;
 }
 
+/* account1 for a batch: the counters it changes held in a local copy
+ * (registers, not the filter's memory) across many messages, written back
+ * around the rare threshold call (which reads and changes them) and by the
+ * caller at the end (acct_store). */
+typedef struct {
+    uint64_t inserts, b, c, reported_new;
+} acct;
+
+static inline acct acct_load(const struct rbf *f)
+{
+    acct a = {f->inserts, f->b, f->c, f->reported_new};
+    return a;
+}
+
+static inline void acct_store(struct rbf *f, const acct *a)
+{
+    f->inserts = a->inserts;
+    f->b = a->b;
+    f->c = a->c;
+    f->reported_new = a->reported_new;
+}
+
+static inline int account1_acct(struct rbf *f, acct *a, uint64_t hash, unsigned d)
+{
+    a->inserts++;
+    if (d == 0)
+        return 0;
+    if (RBF_UNLIKELY((a->b + d > f->limit_bits) | (a->c + 1 >= f->limit_msgs))) {
+        acct_store(f, a);
+        const int r = rbf__threshold1(f, hash, NULL, d);
+        *a = acct_load(f);
+        return r;
+    }
+    a->b += d;
+    a->c++;
+    a->reported_new++;
+    return 1;
+}
+
 /* Test-and-insert at given positions, any variant. */
 static inline int insert_positions(struct rbf *f, const uint64_t *pos)
 {
