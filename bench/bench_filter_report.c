@@ -91,7 +91,7 @@ static const char *size_label(uint64_t bytes, char *buf, size_t cap)
  * choose a path (Linux; empty elsewhere) */
 
 static const char *const CPU_FLAGS[] = {"sse4_2", "popcnt", "bmi2", "avx2", "avx512f", "avx512dq",
-                                        "avx512cd", "avx512_vpopcntdq", "asimd", "sve", "vx"};
+                                        "avx512cd", "avx512vl", "avx512_vpopcntdq", "asimd", "sve", "vx"};
 
 typedef struct cpu_info {
     char model[128];

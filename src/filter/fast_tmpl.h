@@ -1,9 +1,11 @@
 /*
  * fast_tmpl.h -- the per-k fast paths of one-phase colliding filters with
  * k <= 8, flat and blocked, one message at a time and in batches
- * (internal).  One source, compiled twice: as portable C for every
- * processor (fast_port.c) and for AVX2 with BMI2 on x86-64 (fast_avx2.c,
- * chosen at run time), as xxHash and simdjson do.  The includer defines
+ * (internal).  One source, compiled as portable C for every processor
+ * (fast_port.c) and for AVX2 with BMI2 on x86-64 (fast_avx2.c and, for
+ * small flat filters, fast_avx2s.c), chosen at run time, as xxHash and
+ * simdjson do; and a flat copy for AVX-512 whose batches the gather path
+ * uses (fast_avx512.c).  The includer defines
  *     FT(name)    the name of a function of its copy (a prefix),
  *     FT_TARGET   the function attribute of its copy (or nothing).
  *

@@ -156,6 +156,8 @@ extern const struct rbf_fast_paths rbf__fport_paths;
  * copy of it for filters in the second-level cache (fast_avx2s.c). */
 extern const struct rbf_fast_paths rbf__favx2_paths;
 extern const struct rbf_fast_paths rbf__favx2s_paths;
+/* Flat, for AVX-512 (fast_avx512.c): the gather path's batches. */
+extern const struct rbf_fast_paths rbf__favx512_paths;
 #endif
 /* The flat filters the small AVX2 copy takes: up to 1 MiB. */
 #define RBF_AVX2_SMALL_BITS (UINT64_C(1) << 23)

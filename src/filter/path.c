@@ -10,7 +10,8 @@
  *                single-writer SIMD path, whatever the processor;
  *   gather       AVX-512 one-phase colliding flat filters with k <= 8 and
  *                at least 4096 bits: positions by vector, words by gather
- *                (insert_avx512.c);
+ *                (insert_avx512.c); their batches, with AVX-512 VL, by
+ *                the per-k code of fast_tmpl.h (fast_avx512.c);
  *   avx512       other flat filters on AVX-512: positions by vector;
  *   blocked mask one-phase colliding blocked filters on AVX-512 or AVX2:
  *                the message as a 512-bit mask (blocked.c; on AVX2 with
@@ -81,6 +82,15 @@ unsigned rbf__simd_usable(const rbf_config *cfg, uint64_t m)
 #endif
 }
 
+#ifdef RBF_HAVE_AVX512
+/* AVX-512 VL (the 256-bit forms), which the gather path's batches use. */
+static int avx512vl(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512vl");
+}
+#endif
+
 /* The functions of the path f->simd names (f not concurrent). */
 static void single_writer_ops(const struct rbf *f, struct rbf_ops *o)
 {
@@ -97,8 +107,13 @@ static void single_writer_ops(const struct rbf *f, struct rbf_ops *o)
         if (f->simd & RBF_SIMD_GATHER) { /* k <= 8 */
             o->ins_key = rbf__insert1_gather_key_k[k];
             o->ins_hash = rbf__insert1_gather_hash_k[k];
-            /* a filter that fits in L2 gains nothing from the pipeline */
-            if (f->nwords <= RBF_BATCH_DIRECT_WORDS)
+            /* batches: the per-k pipeline of fast_tmpl.h with the
+             * positions by 256-bit AVX-512 multiplies (fast_avx512.c);
+             * without AVX-512 VL, the generic pipeline, or for a filter
+             * that fits in L2 one gather insertion after the other */
+            if (avx512vl())
+                o->batch = rbf__favx512_paths.batch[0][k];
+            else if (f->nwords <= RBF_BATCH_DIRECT_WORDS)
                 o->batch = rbf__batch_gather_direct;
         } else {
             o->ins_hash = rbf__insert_hash_avx512;
