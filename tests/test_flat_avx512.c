@@ -47,7 +47,8 @@ int main(void)
 #else
     if (!bs_available_layout(NULL, RBF_SIMD_VEC, RBF_LAYOUT_FLAT)) {
         printf("SKIPPED: the flat layout's AVX-512 path is not available here (no AVX-512 F and "
-               "DQ, not x86-64, or RBF_NO_SIMD / RBF_NO_AVX2 / RBF_NO_AVX512 set)\n");
+               "DQ, as under valgrind, which does not emulate them; or RBF_NO_SIMD / RBF_NO_AVX2 / "
+               "RBF_NO_AVX512 set)\n");
         return 77;
     }
     const struct CMUnitTest tests[] = {
