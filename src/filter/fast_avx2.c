@@ -13,14 +13,7 @@
 #define FT(name) rbf__favx2_##name
 #include "fast_avx2.h"
 
-/* The flat positions of fast_tmpl.h four at a time (p holds 8 entries;
- * those past k are scratch). */
-#define FT_VEC_POS(hash, p, k, m)                                                                  \
-    do {                                                                                           \
-        _mm256_storeu_si256((__m256i *)(void *)(p), stream4((hash), 0, (m)));                      \
-        if ((k) > 4)                                                                               \
-            _mm256_storeu_si256((__m256i *)(void *)((p) + 4), stream4((hash), 4, (m)));            \
-    } while (0)
+#define FT_VEC_POS FT_VEC_POS_4X2
 #include "fast_tmpl.h"
 #else
 /* ISO C forbids an empty translation unit. */
