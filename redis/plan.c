@@ -452,13 +452,18 @@ static void waiter_free_cb(RedisModuleCtx *ctx, void *privdata)
     rr_free(w);
 }
 
-static int can_block(RedisModuleCtx *ctx)
+/* Could the caller block, were it not run again from a reply callback? */
+static int ctx_may_block(RedisModuleCtx *ctx)
 {
     int fl = RedisModule_GetContextFlags(ctx);
-    return !in_rerun &&
-           !(fl & (REDISMODULE_CTX_FLAGS_LUA | REDISMODULE_CTX_FLAGS_MULTI |
+    return !(fl & (REDISMODULE_CTX_FLAGS_LUA | REDISMODULE_CTX_FLAGS_MULTI |
                    REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING |
                    REDISMODULE_CTX_FLAGS_DENY_BLOCKING));
+}
+
+static int can_block(RedisModuleCtx *ctx)
+{
+    return !in_rerun && ctx_may_block(ctx);
 }
 
 int rr_wait_for_plan(RedisModuleCtx *ctx, RedisModuleCmdFunc fn, RedisModuleString **argv,
@@ -614,7 +619,13 @@ int rr_reserve(RedisModuleCtx *ctx, RedisModuleString *key, const rr_req *q,
     }
     if (rr_check_room(ctx, plan_lower_bound(q)) != 0)
         return REDISMODULE_OK;
-    if (!can_block(ctx)) {
+    /* A reservation that waited behind another one, whose client went away
+     * before its reply, runs again from its reply callback, where a client
+     * cannot block: it was sent by a client that could wait, so it is
+     * planned here, inline, whatever its size (a rare stall: it takes a
+     * disconnect during a plan and a second reservation of the same key). */
+    const int rerun = in_rerun && ctx_may_block(ctx);
+    if (!can_block(ctx) && !rerun) {
         /* inside MULTI or Lua the plan would run on the main thread: only
          * small ones (milliseconds) are allowed there */
         if (q->layout == RBF_LAYOUT_BLOCKED)
@@ -627,6 +638,8 @@ int rr_reserve(RedisModuleCtx *ctx, RedisModuleString *key, const rr_req *q,
                                       "limited to %u bytes (planning larger ones would stall the "
                                       "server): reserve outside, or give BITS/HASHES/SIGMA",
                                  (unsigned)RR_INLINE_PLAN_BYTES);
+    }
+    if (!can_block(ctx)) {
         rr_plan_out o;
         plan_run(q, &o, NULL);
         if (o.err)

@@ -9,6 +9,8 @@ time: B's command comes after A's in every case.
   - B's BF.INSERT / RBF.INSERT ... ITEMS a b c land in the planned filter;
   - DEL of the key being planned: A gets an error saying the plan was
     cancelled, and the key does not exist afterwards;
+  - A disconnects while B's planned reservation of the key waits: B plans
+    and creates the key (not the refusal meant for MULTI and scripts);
   - a command inside MULTI/EXEC on the key being planned gets an error
     (not a hang, not a different filter);
   - SAVE while the plan is pending, then a restart: no key (nothing
@@ -125,6 +127,33 @@ def del_cancels_plan(s, c):
     check(c.exists("big-del") == 0, "big-del exists after its DEL (A answered %s%r)" % (ta, ra))
 
 
+def waiting_reserve_plans_after_reserver_leaves(s, c):
+    """A reserves (a plan), B's planned reservation of the same key waits,
+    then A disconnects: B runs as if A had never come, so it plans and
+    creates the key (or, if A's plan ended first, finds A's filter); it
+    never gets the MULTI/script refusal, and the key always exists."""
+    a, cid = start_plan(s, "BF.RESERVE", "big-gone", EPS, CAP)
+    state = blocked_or_answered(c, a, cid)
+    b, bid = start_plan(s, "RBF.RESERVE", "big-gone", "ERROR_RATE", "0.01", "MEMORY", "1048576")
+    bstate = blocked_or_answered(c, b, bid)
+    a.close()
+    tb, rb = b.read()
+    b.close()
+    check(b"multi" not in rb.lower() and b"script" not in rb.lower(),
+          "B's reservation, which waited for A's plan (A %s, B %s), answered %s%r after A "
+          "disconnected" % (state, bstate, tb, rb))
+    if tb == "+":
+        bits = c.execute_command("RBF.INFO", "big-gone", "BITS")
+        check(bits == 8 * 1048576, "B's reservation answered OK but big-gone has %r bits, not "
+              "B's 8388608" % (bits,))
+    else:
+        check(b"exist" in rb.lower(), "B's reservation answered %s%r" % (tb, rb))
+        cap = capacity(c, "big-gone")
+        check(cap is not None and cap >= int(CAP), "B was refused but big-gone is not A's "
+              "filter (Capacity %r)" % cap)
+    print("  (A was %s, B %s; B answered %s%r)" % (state, bstate, tb, rb[:40]))
+
+
 def multi_on_planned_key_errors(s, c):
     a, cid = start_plan(s, "BF.RESERVE", "big-tx", EPS, CAP)
     state = blocked_or_answered(c, a, cid)
@@ -178,12 +207,12 @@ def main():
         c = s.client()
         for fn in (add_during_plan_runs_after_reserve, bf_insert_during_plan_lands_in_planned_filter,
                    rbf_insert_during_plan_lands_in_planned_filter, del_cancels_plan,
-                   multi_on_planned_key_errors):
+                   waiting_reserve_plans_after_reserver_leaves, multi_on_planned_key_errors):
             ck.run(fn, s, c)
             if not s.alive():
                 raise AssertionError("the server died in %s" % fn.__name__)
             c = s.client()
-            c.delete("big", "big-bi", "big-ri", "big-del", "big-tx")
+            c.delete("big", "big-bi", "big-ri", "big-del", "big-gone", "big-tx")
         ck.run(save_during_plan_saves_no_key, s, c)
         check(s.alive() and s.client().ping(), "server up at the end")
         ck.done()
