@@ -217,8 +217,15 @@ static int filter_db(RedisModuleCommandFilterCtx *fctx)
     return ci.db;
 }
 
+/* A context of the module's own, for looking keys up from the command
+ * filter (NULL where the server lacks what that needs). */
+static RedisModuleCtx *filter_ctx;
+
 /* DEL, UNLINK, RENAME, RENAMENX and MOVE of a key being planned cancel its
- * plan before they run. */
+ * plan before they run: the reservation came first, so the key they name
+ * is that filter.  A RENAME onto the key cancels it only when its source
+ * exists (else it fails); a RENAMENX onto it would find the key there and
+ * change nothing. */
 static void command_filter(RedisModuleCommandFilterCtx *fctx)
 {
     int argc = RedisModule_CommandFilterArgsCount(fctx);
@@ -234,8 +241,13 @@ static void command_filter(RedisModuleCommandFilterCtx *fctx)
         why = "the key was deleted";
     } else if ((len == 6 && strncasecmp(name, "rename", 6) == 0) ||
                (len == 8 && strncasecmp(name, "renamenx", 8) == 0)) {
-        last = argc > 2 ? 2 : 1;
-        why = "the key was renamed";
+        int db = filter_db(fctx);
+        RedisModuleString *src = RedisModule_CommandFilterArgGet(fctx, 1);
+        rr_cancel_plans(db, src, "the key was renamed");
+        if (len == 6 && argc == 3)
+            rr_cancel_plans_renamed_onto(filter_ctx, db, RedisModule_CommandFilterArgGet(fctx, 2),
+                                         src);
+        return;
     } else if (len == 4 && strncasecmp(name, "move", 4) == 0) {
         last = 1;
         why = "the key was moved";
@@ -368,6 +380,9 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
                 return REDISMODULE_ERR;
             }
     }
+    if (RedisModule_GetDetachedThreadSafeContext && RedisModule_SelectDb &&
+        RedisModule_KeyExists)
+        filter_ctx = RedisModule_GetDetachedThreadSafeContext(ctx);
     if (RedisModule_RegisterInfoFunc(ctx, info_cb) != REDISMODULE_OK ||
         !RedisModule_RegisterCommandFilter(ctx, command_filter, 0))
         return REDISMODULE_ERR;

@@ -539,6 +539,27 @@ void rr_cancel_plans(int db, RedisModuleString *name, const char *why)
     }
 }
 
+void rr_cancel_plans_renamed_onto(RedisModuleCtx *ctx, int db, RedisModuleString *dst,
+                                  RedisModuleString *src)
+{
+    pending *p = pending_head;
+    while (p) {
+        pending *next = p->next;
+        if ((db < 0 || p->db == db) && RedisModule_StringCompare(p->key, dst) == 0) {
+            /* a source being planned itself counts as there: its RENAME
+             * cancels that plan (the source's) and would move the key */
+            int there = !ctx || pending_find(p->db, src) != NULL;
+            if (!there && RedisModule_SelectDb(ctx, p->db) == REDISMODULE_OK)
+                there = RedisModule_KeyExists(ctx, src);
+            else if (!there)
+                there = 1;
+            if (there)
+                rr_cancel_plans(p->db, dst, "the key was overwritten by RENAME");
+        }
+        p = next;
+    }
+}
+
 /* ------------------------------------------------------------ planned reservations */
 
 static void plan_job_free(plan_job *pj)

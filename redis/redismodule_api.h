@@ -308,13 +308,20 @@ typedef struct RedisModuleTypeMethods {
  *   AddACLCategory (7.4)              the module's own ACL category, @rbf
  *   SetCommandACLCategories (7.2)     its commands in it
  *   CommandFilterGetClientId (7.2)    with GetClientInfoById (6.0): the database of a
- *                                     DEL or RENAME that cancels a plan */
+ *                                     DEL or RENAME that cancels a plan
+ *   GetDetachedThreadSafeContext (6.0.9), SelectDb, KeyExists (7.0)
+ *                                     whether a RENAME's source exists, so that a
+ *                                     RENAME that fails does not cancel the plan of
+ *                                     its destination */
 #define RMAPI_OPTIONAL(X) \
     X(void *, TryCalloc, (size_t nmemb, size_t size)) \
     X(int, AddACLCategory, (RedisModuleCtx *ctx, const char *name)) \
     X(int, SetCommandACLCategories, (RedisModuleCommand *command, const char *categories)) \
     X(unsigned long long, CommandFilterGetClientId, (RedisModuleCommandFilterCtx *fctx)) \
-    X(int, GetClientInfoById, (void *ci, uint64_t id))
+    X(int, GetClientInfoById, (void *ci, uint64_t id)) \
+    X(RedisModuleCtx *, GetDetachedThreadSafeContext, (RedisModuleCtx *ctx)) \
+    X(int, SelectDb, (RedisModuleCtx *ctx, int newid)) \
+    X(int, KeyExists, (RedisModuleCtx *ctx, RedisModuleString *keyname))
 /* clang-format on */
 
 #define RMAPI_DECLARE(ret, name, args) extern ret(*RedisModule_##name) args;

@@ -174,6 +174,12 @@ int rr_begin(RedisModuleCtx *ctx, RedisModuleCmdFunc self, RedisModuleString **a
 /* Cancel the plans of key name in db (-1: in every database), of every key
  * in db (name NULL), as DEL, RENAME, FLUSHDB or SWAPDB do. */
 void rr_cancel_plans(int db, RedisModuleString *name, const char *why);
+/* RENAME src dst with dst being planned: cancel dst's plan where src exists
+ * (in the plan's database), as the RENAME will then overwrite the key; a
+ * RENAME whose source is missing fails and leaves the plan alone.  ctx: a
+ * detached context, or NULL where the server cannot tell (then cancel). */
+void rr_cancel_plans_renamed_onto(RedisModuleCtx *ctx, int db, RedisModuleString *dst,
+                                  RedisModuleString *src);
 
 /* ------------------------------------------------------------ inserting */
 

@@ -9,6 +9,8 @@ time: B's command comes after A's in every case.
   - B's BF.INSERT / RBF.INSERT ... ITEMS a b c land in the planned filter;
   - DEL of the key being planned: A gets an error saying the plan was
     cancelled, and the key does not exist afterwards;
+  - RENAME of a missing key onto the key being planned fails and leaves
+    the plan alone; RENAME of an existing key onto it cancels the plan;
   - A disconnects while B's planned reservation of the key waits: B plans
     and creates the key (not the refusal meant for MULTI and scripts);
   - a command inside MULTI/EXEC on the key being planned gets an error
@@ -127,6 +129,42 @@ def del_cancels_plan(s, c):
     check(c.exists("big-del") == 0, "big-del exists after its DEL (A answered %s%r)" % (ta, ra))
 
 
+def failed_rename_onto_planned_key_keeps_plan(s, c):
+    """RENAME of a missing key onto the key being planned fails ('no such
+    key') and changes nothing: the plan goes on and A gets its filter."""
+    a, cid = start_plan(s, "BF.RESERVE", "big-rn", EPS, CAP)
+    state = blocked_or_answered(c, a, cid)
+    try:
+        c.execute_command("RENAME", "no-such-key", "big-rn")
+        raise AssertionError("RENAME of a missing key answered OK")
+    except redis.ResponseError as e:
+        check("no such key" in str(e).lower(), "RENAME of a missing key: %s" % e)
+    ta, ra = a.read()
+    a.close()
+    check((ta, ra) == ("+", b"OK"), "A's BF.RESERVE answered %s%r after a RENAME that failed "
+          "(A was %s)" % (ta, ra, state))
+    cap = capacity(c, "big-rn")
+    check(cap is not None and cap >= int(CAP), "big-rn Capacity %r: not A's planned filter" % cap)
+
+
+def rename_onto_planned_key_cancels_plan(s, c):
+    """RENAME of an existing key onto the key being planned overwrites it:
+    the plan is cancelled and the key holds the renamed value."""
+    c.set("rn-src", "v")
+    a, cid = start_plan(s, "BF.RESERVE", "big-rn2", EPS, CAP)
+    state = blocked_or_answered(c, a, cid)
+    check(c.execute_command("RENAME", "rn-src", "big-rn2") in (b"OK", True), "RENAME failed")
+    ta, ra = a.read()
+    a.close()
+    if ta == "-":
+        check(b"cancel" in ra.lower() and b"renam" in ra.lower(),
+              "A's reservation answered %s%r after the RENAME onto its key" % (ta, ra))
+    else:
+        check(state == "answered" or ta == "+", "A answered %s%r" % (ta, ra))
+    check(c.get("big-rn2") == b"v", "big-rn2 does not hold the renamed value (A answered %s%r, "
+          "A was %s)" % (ta, ra, state))
+
+
 def waiting_reserve_plans_after_reserver_leaves(s, c):
     """A reserves (a plan), B's planned reservation of the same key waits,
     then A disconnects: B runs as if A had never come, so it plans and
@@ -207,12 +245,14 @@ def main():
         c = s.client()
         for fn in (add_during_plan_runs_after_reserve, bf_insert_during_plan_lands_in_planned_filter,
                    rbf_insert_during_plan_lands_in_planned_filter, del_cancels_plan,
+                   failed_rename_onto_planned_key_keeps_plan, rename_onto_planned_key_cancels_plan,
                    waiting_reserve_plans_after_reserver_leaves, multi_on_planned_key_errors):
             ck.run(fn, s, c)
             if not s.alive():
                 raise AssertionError("the server died in %s" % fn.__name__)
             c = s.client()
-            c.delete("big", "big-bi", "big-ri", "big-del", "big-gone", "big-tx")
+            c.delete("big", "big-bi", "big-ri", "big-del", "big-rn", "big-rn2", "big-gone",
+                     "big-tx")
         ck.run(save_during_plan_saves_no_key, s, c)
         check(s.alive() and s.client().ping(), "server up at the end")
         ck.done()
