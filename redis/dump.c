@@ -44,7 +44,7 @@ struct rr_dump {
     uint64_t held;     /* copies counted in rr_count.dump_bytes */
 };
 
-enum { WHY_IDLE = 1, WHY_MEMORY, WHY_NOMEM };
+enum { WHY_IDLE = 1, WHY_MEMORY, WHY_NOMEM, WHY_KEY };
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static rr_dump *oldest, *newest;
@@ -78,11 +78,17 @@ static void unlink_dump(rr_dump *x)
     rr_free(x);
 }
 
-static void drop_dump(rr_dump *x, int why)
+/* Remember why dump x goes, for its next cursor. */
+static void note_dropped(const rr_dump *x, int why)
 {
     dropped[dropped_next % DROPPED_RING].id = x->id;
     dropped[dropped_next % DROPPED_RING].why = why;
     dropped_next++;
+}
+
+static void drop_dump(rr_dump *x, int why)
+{
+    note_dropped(x, why);
     if (why == WHY_IDLE)
         atomic_fetch_add(&rr_count.dumps_dropped_idle, 1);
     else
@@ -114,8 +120,10 @@ void rr_dumps_close(rr_value *v)
     if (!v->dumps)
         return;
     pthread_mutex_lock(&reg_mu);
-    while (v->dumps)
+    while (v->dumps) {
+        note_dropped(v->dumps, WHY_KEY);
         unlink_dump(v->dumps);
+    }
     pthread_mutex_unlock(&reg_mu);
 }
 
@@ -209,6 +217,11 @@ static int reply_dropped(RedisModuleCtx *ctx, uint32_t id)
     if (why == WHY_NOMEM)
         return RedisModule_ReplyWithError(ctx, "ERR this SCANDUMP was dropped: out of memory for "
                                                "its copies; start again at 0");
+    if (why == WHY_KEY)
+        return RedisModule_ReplyWithError(ctx, "ERR this SCANDUMP was dropped: its key was "
+                                               "deleted, renamed, moved, overwritten or restored "
+                                               "over while it ran; start again at 0 (on the "
+                                               "key's present name)");
     return RedisModule_ReplyWithError(ctx, "ERR invalid or stale SCANDUMP cursor: start again at 0");
 }
 

@@ -9,7 +9,9 @@
     (rbf_dumps_open falls; its next cursor answers an error saying
     "dropped"); with DUMP-MEMORY 1 MiB and two dumps of a large filter open,
     writes that force copy-on-write drop the oldest (its next cursor says
-    "dropped")."""
+    "dropped");
+  - a dump whose key is renamed or deleted goes with it, and its next
+    cursor says so."""
 import sys
 import time
 
@@ -51,6 +53,26 @@ def loadchunk_header_onto_live_filter_refused(c):
         check(digest(c, "live") == before, "RBF.LOADCHUNK live %d <header> changed the live filter"
               % cursor)
         check(c.execute_command("RBF.EXISTS", "live", "l7") == 1, "live filter lost its items")
+
+
+def dump_dropped_with_its_key_says_why(c):
+    """RENAME and DEL take a dump in progress with them; the next cursor
+    says so (not the generic stale-cursor error)."""
+    for how in ("RENAME", "DEL"):
+        reserve(c, "gone1")
+        c.execute_command("RBF.MADD", "gone1", *["g%d" % i for i in range(300)])
+        cur, _ = c.execute_command("RBF.SCANDUMP", "gone1", 0)
+        check(cur != 0, "the first SCANDUMP chunk was the whole dump (CHUNK-BYTES)")
+        if how == "RENAME":
+            c.execute_command("RENAME", "gone1", "gone2")
+            key = "gone2"
+        else:
+            c.delete("gone1")
+            reserve(c, "gone1")
+            key = "gone1"
+        expect_error(c.execute_command, "RBF.SCANDUMP", key, cur, contains="renamed",
+                     what="the next cursor of a dump whose key went by %s" % how)
+        c.delete("gone1", "gone2")
 
 
 def two_dumps_interleave(s, c, writes_between_starts):
@@ -161,6 +183,7 @@ def main():
         s = h.server(module_args=["CHUNK-BYTES", "4096"])
         c = s.client()
         ck.run(loadchunk_header_onto_live_filter_refused, c)
+        ck.run(dump_dropped_with_its_key_says_why, c)
         ck.run(two_dumps_interleave_no_writes_between_starts, s, c)
         ck.run(two_dumps_interleave_with_writes_between_starts, s, c)
         check(s.alive() and c.ping(), "server up")
