@@ -1150,6 +1150,7 @@ static PyType_Spec Filter_spec = {
 
 typedef struct progress_ctx {
     PyObject *callback; /* may be NULL */
+    int stopped;        /* progress_cb asked to stop, with an exception set */
 } progress_ctx;
 
 /* The library's progress callback: take the GIL back, check for a signal
@@ -1177,8 +1178,28 @@ static int progress_cb(void *ctx, uint64_t done, uint64_t total)
             Py_DECREF(r);
         }
     }
+    if (stop)
+        p->stopped = 1;
     PyGILState_Release(g);
     return stop;
+}
+
+/* A computation that was asked to stop may still end normally (a small
+ * one checks its callback only between steps, or not at all): the
+ * exception the callback left (its own, rbf.Cancelled, KeyboardInterrupt)
+ * is raised all the same. */
+#define PROGRESS_RC(pc, rc) ((rc) == 0 && (pc).stopped ? RBF_ECANCELED : (rc))
+
+/* progress=: a callable or None (NULL). */
+static int progress_arg(PyObject **progress)
+{
+    if (*progress == Py_None)
+        *progress = NULL;
+    if (*progress && !PyCallable_Check(*progress)) {
+        PyErr_SetString(PyExc_TypeError, "progress: a callable (done, total)");
+        return -1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------ models */
@@ -1380,7 +1401,7 @@ static PyObject *model_cycles(uint64_t M, unsigned k, uint64_t S, uint64_t N, un
     p.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
     p.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
     p.method = meth;
-    progress_ctx pc = {progress};
+    progress_ctx pc = {progress, 0};
     p.progress = progress_cb;
     p.progress_ctx = &pc;
     rbf_model_cycle_spec cs;
@@ -1394,6 +1415,7 @@ static PyObject *model_cycles(uint64_t M, unsigned k, uint64_t S, uint64_t N, un
     Py_BEGIN_ALLOW_THREADS
     rc = rbf_model_policy(&p, &cs, fn ? &w : NULL, gaps, ng, fo, mi, &r);
     Py_END_ALLOW_THREADS
+    rc = PROGRESS_RC(pc, rc);
     PyObject *d = NULL;
     if (rc) {
         raise_rc(rc, rc == RBF_ENOMEM ? NULL : "the model rejected these parameters");
@@ -1497,8 +1519,8 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
         fn = NULL;
     if (forget == Py_None)
         forget = NULL;
-    if (progress == Py_None)
-        progress = NULL;
+    if (progress_arg(&progress) < 0)
+        return NULL;
     if (fn || oracle || forget || (N && ph == 2))
         return model_cycles(M, k, S, N, ph, nc, ret, blk, meth, P, oracle, fn, forget, progress);
     if (N && ret) {
@@ -1535,7 +1557,7 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
     p.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
     p.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
     p.method = meth;
-    progress_ctx pc = {progress};
+    progress_ctx pc = {progress, 0};
     p.progress = progress_cb;
     p.progress_ctx = &pc;
     if (blk)
@@ -1621,6 +1643,7 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
             }
         }
         Py_END_ALLOW_THREADS
+        rc = PROGRESS_RC(pc, rc);
         PyMem_Free(rows);
         if (rc) {
             PyMem_Free(pts);
@@ -1660,6 +1683,7 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
         Py_BEGIN_ALLOW_THREADS
         rc = rbf_model_blocked_nbounded(&p, N, &r);
         Py_END_ALLOW_THREADS
+        rc = PROGRESS_RC(pc, rc);
         if (rc) {
             raise_rc(rc, "the model rejected these parameters");
             goto fail;
@@ -1676,6 +1700,7 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
         Py_BEGIN_ALLOW_THREADS
         rc = rbf_model_blocked_two_phase(&p, S, &t);
         Py_END_ALLOW_THREADS
+        rc = PROGRESS_RC(pc, rc);
         if (rc) {
             raise_rc(rc, "the model rejected these parameters");
             goto fail;
@@ -1691,6 +1716,7 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
         Py_BEGIN_ALLOW_THREADS
         rc = rbf_model_blocked_sigma(&p, S, &r);
         Py_END_ALLOW_THREADS
+        rc = PROGRESS_RC(pc, rc);
         if (rc) {
             raise_rc(rc, "the model rejected these parameters");
             goto fail;
@@ -1704,6 +1730,7 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
         Py_BEGIN_ALLOW_THREADS
         rc = rbf_model_two_phase(&p, S, &t);
         Py_END_ALLOW_THREADS
+        rc = PROGRESS_RC(pc, rc);
         if (rc) {
             raise_rc(rc, "the model rejected these parameters");
             goto fail;
@@ -1717,6 +1744,7 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
         Py_BEGIN_ALLOW_THREADS
         rc = rbf_model_sigma(&p, S, &r);
         Py_END_ALLOW_THREADS
+        rc = PROGRESS_RC(pc, rc);
         if (rc) {
             raise_rc(rc, "the model rejected these parameters");
             goto fail;
@@ -1728,6 +1756,7 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
         Py_BEGIN_ALLOW_THREADS
         rc = rbf_model_nbounded(&p, N, &r);
         Py_END_ALLOW_THREADS
+        rc = PROGRESS_RC(pc, rc);
         if (rc) {
             raise_rc(rc, "the model rejected these parameters");
             goto fail;
@@ -1820,7 +1849,7 @@ static PyObject *plan_remember(uint64_t M, uint64_t N, double eps, int blk, PyOb
             return NULL;
         }
     }
-    progress_ctx pc = {progress};
+    progress_ctx pc = {progress, 0};
     o->progress = progress_cb;
     o->progress_ctx = &pc;
     rbf_plan_remember_result r;
@@ -1829,6 +1858,7 @@ static PyObject *plan_remember(uint64_t M, uint64_t N, double eps, int blk, PyOb
     Py_BEGIN_ALLOW_THREADS
     rc = rbf_plan_remember(M, eps, W, miss, o, &r, &least);
     Py_END_ALLOW_THREADS
+    rc = PROGRESS_RC(pc, rc);
     if (rc)
         return raise_rc(rc, rc == RBF_ENOMEM ? NULL : "the model rejected these parameters");
     PyObject *d = PyDict_New();
@@ -1913,8 +1943,8 @@ static PyObject *mod_plan(PyObject *mod, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_ValueError, "layout: needs at least 512 bits (one block)");
         return NULL;
     }
-    if (progress == Py_None)
-        progress = NULL;
+    if (progress_arg(&progress) < 0)
+        return NULL;
     if (remember == Py_None)
         remember = NULL;
     if (missobj == Py_None)
@@ -1928,7 +1958,7 @@ static PyObject *mod_plan(PyObject *mod, PyObject *args, PyObject *kw)
         return plan_remember(M, N, eps, blk, remember, missobj, &o, progress);
     o.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
     o.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
-    progress_ctx pc = {progress};
+    progress_ctx pc = {progress, 0};
     o.progress = progress_cb;
     o.progress_ctx = &pc;
     rbf_plan p;
@@ -1947,6 +1977,7 @@ static PyObject *mod_plan(PyObject *mod, PyObject *args, PyObject *kw)
             rc = rbf_plan_messages_two_phase(N, eps, &o, &b2, NULL);
     }
     Py_END_ALLOW_THREADS
+    rc = PROGRESS_RC(pc, rc);
     if (rc)
         return raise_rc(rc, "the planner rejected these parameters");
     PyObject *d = PyDict_New();
@@ -2082,9 +2113,9 @@ static PyObject *mod_simulate(PyObject *mod, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_ValueError, why ? why : "bad simulator configuration");
         return NULL;
     }
-    if (progress == Py_None)
-        progress = NULL;
-    progress_ctx pc = {progress};
+    if (progress_arg(&progress) < 0)
+        return NULL;
+    progress_ctx pc = {progress, 0};
     c.progress = progress_cb;
     c.progress_ctx = &pc;
     rbf_sim_result r;
@@ -2095,6 +2126,7 @@ static PyObject *mod_simulate(PyObject *mod, PyObject *args, PyObject *kw)
     rc = rbf_sim_run(&c, &r);
     mrc = rc ? rc : rbf_sim_model(&c, &model, &mname);
     Py_END_ALLOW_THREADS
+    rc = PROGRESS_RC(pc, rc);
     if (rc) {
         if (rc == RBF_EIO)
             return PyErr_SetFromErrnoWithFilename(PyExc_OSError, c.workload.trace_path);

@@ -149,6 +149,23 @@ def test_progress_and_cancel():
     assert seen
 
 
+@pytest.mark.parametrize("kw", [dict(memory=4096, fp=0.01), dict(capacity=1000, fp=0.01),
+                                dict(memory="1MiB", fp=0.001, layout="blocked")])
+def test_progress_stop_on_quick_computations(kw):
+    """A computation that ends before it looks at the callback's answer
+    still raises what the callback asked for (never a result with an
+    exception pending, which Python reports as SystemError)."""
+    with pytest.raises(rbf.Cancelled):
+        rbf.plan(progress=lambda d, t: True, **kw)
+    with pytest.raises(ZeroDivisionError):
+        rbf.plan(progress=lambda d, t: 1 / 0, **kw)
+    with pytest.raises(TypeError, match="progress"):
+        rbf.plan(progress=5, **kw)
+    with pytest.raises(TypeError, match="progress"):
+        rbf.simulate(bits=1000, hashes=3, sigma=300, epochs=1, arrivals=100, progress=5)
+    assert rbf.plan(progress=lambda d, t: None, **kw)["bits"] > 0
+
+
 def test_ctrl_c_interrupts_a_long_simulation():
     """SIGINT while the simulation runs (GIL released): KeyboardInterrupt
     comes back through the library's progress callback."""
