@@ -795,6 +795,23 @@ static void test_plan_remember_progress(void **state)
     assert_int_equal(stop.calls, 3);
 }
 
+/* A gap of 2^64 - 1 messages (the largest the API takes) ends: the
+ * long-gap bounds walk their 4096 blocks without wrapping around (they
+ * once looped for ever there), and the answer is the same as at 2^63. */
+static void test_plan_remember_huge_gap(void **state)
+{
+    (void)state;
+    rbf_plan_options o;
+    rbf_plan_options_init(&o);
+    rbf_plan_remember_result r, r2;
+    uint64_t least = 0, least2 = 0;
+    assert_int_equal(rbf_plan_remember(32768, 0.01, UINT64_MAX, 0.01, &o, &r, &least), RBF_OK);
+    assert_int_equal(rbf_plan_remember(32768, 0.01, UINT64_C(1) << 63, 0.01, &o, &r2, &least2),
+                     RBF_OK);
+    assert_int_equal(r.feasible, r2.feasible);
+    assert_true(least == least2);
+}
+
 /* The real user's N-bounded cycle law by moments (used past the joint
  * pass's budget) against the joint pass, where both run: the forgetting
  * and the false negatives (also at gaps near N and 2N, where forgetting
@@ -1128,6 +1145,7 @@ int main(void)
         cmocka_unit_test(test_fn_vs_sim),
         cmocka_unit_test(test_plan_remember_vs_filter),
         cmocka_unit_test(test_plan_remember_progress),
+        cmocka_unit_test(test_plan_remember_huge_gap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -74,12 +74,17 @@ static int forget_bounds_long(const rbf_model_params *p, uint64_t sigma, unsigne
     model_sum su, sl;
     msum_init(&su);
     msum_init(&sl);
-    for (uint64_t a = 0; a <= top; a += step) {
-        uint64_t b = a + step - 1 < top ? a + step - 1 : top;
-        double fu = rbf__model_fill_tail_bound(p, b + (ret ? 1 : 0), sigma);
-        double fl = 1.0 - rbf__model_fill_low_bound(p, a + (ret ? 1 : 0), sigma);
-        msum_add(&su, (double)(b - a + 1) * (fu < 1.0 ? fu : 1.0));
-        msum_add(&sl, (double)(b - a + 1) * (fl > 0.0 ? fl : 0.0));
+    /* blocks [a, b], the last ending at top; no a + step past top is
+     * formed (top may be 2^64 - 1), and n + 1 saturates */
+    const uint64_t sh = ret ? 1 : 0;
+    for (uint64_t a = 0;; a += step) {
+        uint64_t b = top - a > step - 1 ? a + step - 1 : top;
+        double fu = rbf__model_fill_tail_bound(p, b > UINT64_MAX - sh ? UINT64_MAX : b + sh, sigma);
+        double fl = 1.0 - rbf__model_fill_low_bound(p, a + sh, sigma);
+        msum_add(&su, ((double)(b - a) + 1.0) * (fu < 1.0 ? fu : 1.0));
+        msum_add(&sl, ((double)(b - a) + 1.0) * (fl > 0.0 ? fl : 0.0));
+        if (b == top)
+            break;
     }
     const double trig = ret ? 0.0 : 1.0 / E, cnt = (double)last + 1.0;
     if (phases == 1) {
