@@ -7,6 +7,7 @@ is needed.
     /usr/bin/python3 -m venv --system-site-packages V
     V/bin/pip install --no-index --no-build-isolation ./python
 """
+import glob
 import os
 import sys
 
@@ -32,6 +33,8 @@ ext = Extension(
     py_limited_api=True,
     extra_compile_args=["-std=c11", "-O2"] + WARNINGS,
     extra_objects=[LIBRBF],
+    # rebuilt when librbf.a or a public header is newer than the module
+    depends=[LIBRBF] + sorted(glob.glob(os.path.join(ROOT, "include", "*.h"))),
     libraries=["gsl", "gslcblas", "m", "pthread"],
     # keep librbf's symbols inside the module
     extra_link_args=["-Wl,--exclude-libs,ALL"],
