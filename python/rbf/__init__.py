@@ -26,6 +26,7 @@ an iterable.  See docs/python.md.
 """
 from __future__ import annotations
 
+import copy as _copy
 import re as _re
 from typing import Any, Callable, Iterable, Iterator, Optional
 
@@ -35,7 +36,7 @@ from ._rbf import MAX_HASHES, Cancelled, library_version, strerror
 __all__ = ["Filter", "Cancelled", "model", "plan", "simulate", "dedup", "parse_size", "MAX_HASHES",
            "library_version", "strerror", "__version__"]
 
-__version__ = "2.0.0"
+__version__ = "2.1.0"
 
 try:  # numpy is optional: curves are arrays with it, lists without
     import numpy as _np
@@ -153,8 +154,8 @@ class Filter(_rbf.FilterBase):
         sigma-bounded filter of that memory whose average false-positive
         rate is at most ``fp``.  ``capacity``: the least memory that holds
         ``capacity`` items per cycle at that rate.  ``phases=2`` plans the
-        two-phase filter, ``layout="blocked"`` the blocked one (with a
-        memory only).  The plan (the dict of :func:`plan`) is ``f.plan``.
+        two-phase filter, ``layout="blocked"`` the blocked one (one-phase;
+        with a capacity, the least whole blocks that hold it).  The plan (the dict of :func:`plan`) is ``f.plan``.
         ValueError when no filter reaches the target.
         """
         if fp is None or not (0 < fp < 1):
@@ -165,11 +166,11 @@ class Filter(_rbf.FilterBase):
         if (nbits is None) == (capacity is None):
             raise ValueError("give either a memory (memory= or bits=) or capacity=")
         if capacity is not None:
-            if layout != "flat":
-                raise ValueError("layout='blocked': plan with a memory, not a capacity")
             p = plan(messages=capacity, fp=fp, hashing=hashing, recycle=recycle,
-                     max_hashes=max_hashes)
-            if phases == 2:
+                     max_hashes=max_hashes, layout=layout if layout != "flat" else None)
+            if layout == "blocked":
+                nbits = p["blocked_bits"]
+            elif phases == 2:
                 nbits = p["two_phase_bits"]
                 p = plan(bits=nbits, fp=fp, hashing=hashing, recycle=recycle,
                          max_hashes=max_hashes)
@@ -244,7 +245,7 @@ class Filter(_rbf.FilterBase):
         """An independent copy (same seed, bits and counters)."""
         f = type(self).from_bytes(self.to_bytes(), concurrent=self.concurrent)
         if self.plan is not None:
-            f._plan = self.plan
+            f._plan = _copy.deepcopy(self.plan)
         return f
 
     __copy__ = copy
@@ -356,7 +357,8 @@ def plan(*, fp: float, bits: Optional[int] = None, memory: "int | str | None" = 
     ``messages=`` (or ``capacity=``): the least memory holding that many
     messages per cycle ("bits", and "two_phase_bits").  ``layout="blocked"``
     adds both layouts' plans ("layouts": "flat" and "blocked",
-    "blocked_vs_flat_per_bit").  ``remember=W`` (with a memory, and
+    "blocked_vs_flat_per_bit"; with a capacity also "blocked_bits", the
+    least whole blocks that hold it).  ``remember=W`` (with a memory, and
     ``miss=``, default 0.01) sizes for both errors as ``rbf plan
     --remember``: the one- or two-phase filter holding the most messages
     whose chance of forgetting a message repeated W ticks later is at most

@@ -1935,11 +1935,7 @@ static PyObject *mod_plan(PyObject *mod, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_ValueError, "messages: at most 2**50");
         return NULL;
     }
-    if (blk >= 0 && N) {
-        PyErr_SetString(PyExc_ValueError, "layout: with a memory (bits/memory) only");
-        return NULL;
-    }
-    if (blk >= 0 && M < RBF_BLOCK_BITS) {
+    if (blk >= 0 && M && M < RBF_BLOCK_BITS) {
         PyErr_SetString(PyExc_ValueError, "layout: needs at least 512 bits (one block)");
         return NULL;
     }
@@ -1964,7 +1960,7 @@ static PyObject *mod_plan(PyObject *mod, PyObject *args, PyObject *kw)
     rbf_plan p;
     rbf_plan_choice bc;
     memset(&bc, 0, sizeof bc);
-    uint64_t b1 = 0, b2 = 0;
+    uint64_t b1 = 0, b2 = 0, bb = M - M % RBF_BLOCK_BITS;
     int rc;
     Py_BEGIN_ALLOW_THREADS
     if (M) {
@@ -1975,6 +1971,9 @@ static PyObject *mod_plan(PyObject *mod, PyObject *args, PyObject *kw)
         rc = rbf_plan_messages(N, eps, &o, &b1, &p);
         if (!rc)
             rc = rbf_plan_messages_two_phase(N, eps, &o, &b2, NULL);
+        /* the least whole blocks whose blocked plan holds N */
+        if (!rc && blk >= 0)
+            rc = rbf_plan_blocked_capacity(N, eps, &o, &bb, &bc);
     }
     Py_END_ALLOW_THREADS
     rc = PROGRESS_RC(pc, rc);
@@ -1986,13 +1985,14 @@ static PyObject *mod_plan(PyObject *mod, PyObject *args, PyObject *kw)
     /* "capacity" (2.1, rbf plan --capacity); "messages" its old key, kept */
     if (N && (dict_u64(d, "capacity", N) || dict_u64(d, "messages", N) ||
               dict_u64(d, "two_phase_bits", b2) ||
-              dict_u64(d, "two_phase_memory_bytes", (b2 + 7) / 8)))
+              dict_u64(d, "two_phase_memory_bytes", (b2 + 7) / 8) ||
+              (blk >= 0 && (dict_u64(d, "blocked_bits", bb) ||
+                            dict_u64(d, "blocked_memory_bytes", bb / 8)))))
         goto fail;
     if (plan_fields(d, &p, &o))
         goto fail;
     if (blk >= 0) {
         /* the two layouts side by side, as rbf plan --layout --json */
-        uint64_t bb = M - M % RBF_BLOCK_BITS;
         const rbf_plan_choice *fl = &p.sigma_bounded;
         PyObject *lay = PyDict_New();
         if (!lay || dict_str(d, "layout", blk ? "blocked" : "flat") ||

@@ -80,7 +80,8 @@ def test_model_curve():
 @pytest.mark.parametrize("case", [dict(memory="64KiB", fp=0.001), dict(bits=10**6, fp=1e-4,
                                   max_hashes=8, hashing="non-colliding"),
                                   dict(messages=10**5, fp=0.01),
-                                  dict(memory=1 << 16, fp=0.01, layout="blocked")])
+                                  dict(memory=1 << 16, fp=0.01, layout="blocked"),
+                                  dict(capacity=10**5, fp=0.001, layout="blocked")])
 def test_plan_matches_cli(case):
     py = rbf.plan(**case)
     cli = cli_json("plan", *cli_args(case))
@@ -308,3 +309,23 @@ def test_cycle_model_errors():
 def test_plan_remember_matches_cli(case):
     py = rbf.plan(**case)
     same(py, cli_json("plan", *cli_args(case)))
+
+
+def test_planned_blocked_capacity():
+    """Filter.planned(capacity=, layout="blocked"): the least whole blocks
+    whose blocked plan holds the capacity, as rbf plan --capacity --layout
+    blocked; its plan is the filter's own (copies get their own dict)."""
+    import copy
+    f = rbf.Filter.planned(capacity=10**5, fp=0.001, layout="blocked")
+    p = f.plan
+    b = p["layouts"]["blocked"]
+    assert f.config["layout"] == "blocked" and f.config["bits"] == p["blocked_bits"] == b["bits"]
+    assert (f.config["hashes"], f.config["sigma"]) == (b["hashes"], b["sigma"])
+    assert b["expected_messages"] >= 10**5 and f.config["bits"] % 512 == 0
+    for g in (copy.deepcopy(f), f.copy(), copy.copy(f)):
+        assert g.plan == p and g.plan is not p
+
+
+def test_version_is_the_library_s():
+    assert rbf.__version__ == rbf.library_version
+
