@@ -82,7 +82,10 @@ def _bits(bits: Optional[int], memory: "int | str | None") -> Optional[int]:
 
 
 def _is_numpy_array(x: Any) -> bool:
-    return _np is not None and isinstance(x, _np.ndarray)
+    # a plain ndarray only: a subclass (np.char.chararray strips trailing
+    # blanks from its elements, a masked array yields np.ma.masked) is
+    # taken item by item, as numpy returns each element
+    return _np is not None and type(x) is _np.ndarray
 
 
 def _restore(cls: type, data: bytes, concurrent: bool, plan: Optional[dict]) -> "Filter":

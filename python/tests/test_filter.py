@@ -152,6 +152,24 @@ def test_add_many_equals_add_loop_and_numpy():
     assert f1.add_many([]) == []
 
 
+def test_add_many_numpy_subclasses_as_the_loop():
+    """Subclasses of ndarray go item by item, as iterating them does:
+    a chararray's elements lose their trailing blanks, a masked element
+    is no item (TypeError, as in the loop)."""
+    f1 = rbf.Filter(bits=1 << 16, hashes=3, sigma=30000, seed=7)
+    f2 = rbf.Filter(bits=1 << 16, hashes=3, sigma=30000, seed=7)
+    c = np.char.array([b"a ", b"b\t", b"c"])
+    assert list(f1.add_many(c)) == [f2.add(x) for x in c]
+    assert f1.to_bytes() == f2.to_bytes() and b"a" in f1 and b"a " not in f1
+    assert list(f1.contains_many(c)) == [x in f2 for x in c]
+    m = np.ma.array([b"x", b"y"], mask=[0, 1])
+    with pytest.raises(TypeError):
+        f1.add_many(m)
+    with pytest.raises(TypeError):
+        [f2.add(x) for x in m]
+    assert f1.to_bytes() == f2.to_bytes()  # b"x" added by both before the masked one
+
+
 def test_update_counts_new():
     f = rbf.Filter(bits=1 << 16, hashes=3, sigma=30000, seed=1)
     assert f.update([b"a", b"b", b"a", "c"]) == 3
