@@ -346,6 +346,39 @@ def model(*, bits: Optional[int] = None, hashes: int, sigma: Optional[int] = Non
     return d
 
 
+_DEDUP_BLOCKED_WITHIN = 0.95  # rbf dedup's rule (src/cli/dedup_size.c)
+
+
+def _dedup_filter(memory: "int | str", fp: float, phases: int, seed: Optional[int],
+                  layout: Optional[str]) -> "Filter":
+    if layout not in (None, "flat", "blocked"):
+        raise ValueError("layout: 'flat' or 'blocked' (or None: as rbf dedup chooses)")
+    if phases not in (1, 2):
+        raise ValueError("phases: 1 or 2")
+    nbits = _bits(None, memory)
+    if nbits is None:
+        raise ValueError("memory: the filter's size")
+    if layout is None:
+        layout = "flat"
+        if phases == 1 and nbits >= 512:
+            lay = plan(bits=nbits, fp=fp, layout="blocked")["layouts"]
+            fl, bl = lay["flat"], lay["blocked"]
+            if bl["feasible"] and (not fl["feasible"] or bl["expected_messages"] >=
+                                   _DEDUP_BLOCKED_WITHIN * fl["expected_messages"]):
+                layout = "blocked"
+    if layout == "blocked" and phases == 2:
+        nbits -= nbits % 1024
+        if nbits == 0:
+            raise ValueError("memory: the blocked layout needs at least 128 bytes")
+        ch = plan(bits=nbits, fp=fp)["two_phase"]
+        if not ch["feasible"]:
+            raise ValueError("no two-phase filter of %d bits reaches an average false-positive "
+                             "rate of %g: give more memory or a larger fp" % (nbits, fp))
+        return Filter(bits=nbits, hashes=ch["hashes"], sigma=ch["sigma"], phases=2,
+                      layout="blocked", seed=seed)
+    return Filter.planned(bits=nbits, fp=fp, phases=phases, seed=seed, layout=layout)
+
+
 def plan(*, fp: float, bits: Optional[int] = None, memory: "int | str | None" = None,
          messages: Optional[int] = None, capacity: Optional[int] = None, max_hashes: int = 32,
          hashing: str = "colliding", recycle: str = "non-retaining", method: str = "auto",
@@ -404,14 +437,20 @@ def simulate(*, bits: Optional[int] = None, hashes: int, sigma: Optional[int] = 
 
 def dedup(iterable: Iterable[Any], memory: "int | str" = "64MiB", fp: float = 0.001, *,
           key: Optional[Callable[[Any], Any]] = None, phases: int = 1,
-          seed: Optional[int] = None, layout: str = "flat") -> Iterator[Any]:
+          seed: Optional[int] = None, layout: Optional[str] = None) -> Iterator[Any]:
     """Yield each element of ``iterable`` not seen before, in order, in fixed
     memory (``rbf dedup`` for Python objects): a filter planned for
     ``memory`` at average false-positive rate ``fp``.  ``key(x)`` gives the
     item to test (bytes, str or int); by default the element itself.  A
     false positive drops a new element (rate about fp); a recycle forgets
-    old elements, so a repeat far enough apart comes back."""
-    f = Filter.planned(memory=memory, fp=fp, phases=phases, seed=seed, layout=layout)
+    old elements, so a repeat far enough apart comes back.
+
+    The filter is the command's: without ``layout``, blocked when the
+    blocked planner's items per cycle are within 5% of the flat plan's
+    in the same memory (one phase), flat otherwise; ``phases=2`` with
+    ``layout="blocked"`` takes the flat two-phase plan on whole blocks.
+    So with the same ``seed`` it drops what ``rbf dedup --seed`` drops."""
+    f = _dedup_filter(memory, fp, phases, seed, layout)
     add = f.add
     if key is None:
         for x in iterable:

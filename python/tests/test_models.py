@@ -229,6 +229,21 @@ def test_dedup():
     assert 0.97 * n < got <= n
 
 
+@pytest.mark.parametrize("args", [[], ["--layout", "flat"], ["--layout", "blocked"],
+                                  ["--phases", "2"], ["--phases", "2", "--layout", "blocked"]])
+def test_dedup_drops_what_rbf_dedup_drops(args):
+    """With the same seed rbf.dedup keeps exactly the lines rbf dedup
+    keeps: the same filter (the command's default layout rule included),
+    through recycles and false positives."""
+    lines = [b"%d" % (i * 7919 % 7000) for i in range(30000)]
+    cli = subprocess.run([CLI, "dedup", "--memory", "16KiB", "--fp", "0.01", "--seed", "7"] + args,
+                         input=b"".join(x + b"\n" for x in lines), capture_output=True, check=True)
+    kw = dict(zip(args[::2], args[1::2]))
+    py = rbf.dedup(lines, memory="16KiB", fp=0.01, seed=7,
+                   phases=int(kw.get("--phases", 1)), layout=kw.get("--layout"))
+    assert b"".join(x + b"\n" for x in py) == cli.stdout
+
+
 def test_without_numpy_curves_are_lists():
     """Where numpy is not installed the curves are lists (numpy hidden in a
     child interpreter)."""
