@@ -17,6 +17,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 BUILD = os.path.abspath(os.environ.get("RBF_BUILD") or os.path.join(ROOT, "build"))
 LIBRBF = os.path.join(BUILD, "librbf.a")
+# the rbf command's size reader (rbf.parse_size reads memory= as --memory)
+LIBUTIL = os.path.join(BUILD, "librbfcliutil.a")
 if not os.path.exists(LIBRBF) and not any(a in sys.argv for a in ("--help", "egg_info", "sdist")):
     sys.exit("rbf: %s not found: run `make` at the top of the rbf tree first "
              "(or set RBF_BUILD to the CMake build folder)" % LIBRBF)
@@ -32,9 +34,9 @@ ext = Extension(
     define_macros=[("Py_LIMITED_API", "0x030B0000")],
     py_limited_api=True,
     extra_compile_args=["-std=c11", "-O2"] + WARNINGS,
-    extra_objects=[LIBRBF],
+    extra_objects=[LIBUTIL, LIBRBF],
     # rebuilt when librbf.a or a public header is newer than the module
-    depends=[LIBRBF] + sorted(glob.glob(os.path.join(ROOT, "include", "*.h"))),
+    depends=[LIBRBF, LIBUTIL] + sorted(glob.glob(os.path.join(ROOT, "include", "*.h"))),
     libraries=["gsl", "gslcblas", "m", "pthread"],
     # keep librbf's symbols inside the module
     extra_link_args=["-Wl,--exclude-libs,ALL"],

@@ -27,7 +27,6 @@ an iterable.  See docs/python.md.
 from __future__ import annotations
 
 import copy as _copy
-import re as _re
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from . import _rbf
@@ -43,29 +42,21 @@ try:  # numpy is optional: curves are arrays with it, lists without
 except ImportError:  # pragma: no cover - exercised where numpy is absent
     _np = None
 
-_SIZE = _re.compile(r"^\s*([0-9]+)\s*([KMGT]?)(i?)(B?)\s*$", _re.IGNORECASE)
 
 
 def parse_size(size: "int | str") -> int:
     """A memory size in bytes: an int, or a str such as ``"64MiB"``, ``"1MB"``,
-    ``"4096"`` (K M G T: powers of 1000; KiB MiB GiB TiB: of 1024; the B is
-    optional), as the ``rbf`` command's ``--memory`` reads it."""
+    ``"1.5MiB"``, ``"1e6"``, ``"2^20"``, read by the ``rbf`` command's own
+    reader of ``--memory`` (k K M G T P E: powers of 1000; Ki Mi Gi Ti Pi
+    Ei: of 1024; the B is optional; a fraction must come to whole bytes)."""
     if isinstance(size, bool):
         raise TypeError("memory: an int or a str such as '64MiB'")
     if isinstance(size, int):
-        if size <= 0:
-            raise ValueError("memory: at least 1 byte")
-        return size
-    if not isinstance(size, str):
+        v = size
+    elif isinstance(size, str):
+        v = _rbf._parse_bytes(size)
+    else:
         raise TypeError("memory: an int or a str such as '64MiB'")
-    m = _SIZE.match(size)
-    if not m:
-        raise ValueError("memory: %r is not a size in bytes (4096, 64KiB, 1MB, ...)" % size)
-    n, unit, binary, _ = m.groups()
-    if binary and not unit:
-        raise ValueError("memory: %r is not a size in bytes" % size)
-    exp = " KMGT".index(unit.upper()) if unit else 0
-    v = int(n) * (1024 if binary else 1000) ** exp
     if v <= 0:
         raise ValueError("memory: at least 1 byte")
     if v > (2**64 - 1) // 8:

@@ -2238,7 +2238,31 @@ static PyObject *mod_strerror(PyObject *mod, PyObject *arg)
     return PyUnicode_FromString(rbf_strerror((int)c));
 }
 
+/* ------------------------------------------------------------ sizes */
+
+/* The rbf command's reader of --memory (src/util/cli_util.c, linked from
+ * librbfcliutil.a), so that memory="..." means what --memory means. */
+int cli_parse_bytes(const char *s, uint64_t *out, const char **err);
+
+/* _parse_bytes(str) -> int: --memory's bytes, or ValueError. */
+static PyObject *mod_parse_bytes(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    Py_ssize_t n;
+    const char *t = PyUnicode_AsUTF8AndSize(arg, &n);
+    if (!t)
+        return NULL;
+    uint64_t v = 0;
+    const char *err = "not a size";
+    if ((size_t)n != strlen(t) || cli_parse_bytes(t, &v, &err) != 0) {
+        PyErr_Format(PyExc_ValueError, "memory: %R: %s", arg, err);
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong((unsigned long long)v);
+}
+
 static PyMethodDef module_methods[] = {
+    {"_parse_bytes", mod_parse_bytes, METH_O, NULL},
     {"_model", (PyCFunction)(void (*)(void))mod_model, METH_VARARGS | METH_KEYWORDS, NULL},
     {"_plan", (PyCFunction)(void (*)(void))mod_plan, METH_VARARGS | METH_KEYWORDS, NULL},
     {"_simulate", (PyCFunction)(void (*)(void))mod_simulate, METH_VARARGS | METH_KEYWORDS, NULL},

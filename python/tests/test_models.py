@@ -344,3 +344,18 @@ def test_planned_blocked_capacity():
 def test_version_is_the_library_s():
     assert rbf.__version__ == rbf.library_version
 
+
+@pytest.mark.parametrize("size", ["64MiB", "1.5MiB", "1e6", "2^20", "4096", "1MB", "64M",
+                                  "64mib", "1m", "1 MiB", "1.3", "-5", "x", "0"])
+def test_parse_size_is_the_cli_s(size):
+    """memory="..." is read by the rbf command's own --memory reader: the
+    same sizes accepted, the same refused."""
+    p = subprocess.run([CLI, "plan", "--memory", size, "--fp", "0.01", "--json"],
+                       capture_output=True, text=True)
+    if p.returncode == 0:
+        assert rbf.parse_size(size) == json.loads(p.stdout)["memory_bytes"]
+        assert rbf.plan(memory=size, fp=0.01)["memory_bytes"] == json.loads(p.stdout)["memory_bytes"]
+    else:
+        with pytest.raises(ValueError):
+            rbf.parse_size(size)
+
