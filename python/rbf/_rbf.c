@@ -1542,6 +1542,10 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
                      (unsigned long long)per);
         return NULL;
     }
+    if (P == 1) {
+        PyErr_SetString(PyExc_ValueError, "points: at least 2");
+        return NULL;
+    }
     if (blk && (P || meth == RBF_MODEL_PAPER)) {
         PyErr_SetString(PyExc_ValueError, "layout='blocked': no points and no method='paper'");
         return NULL;
@@ -2107,6 +2111,15 @@ static PyObject *mod_simulate(PyObject *mod, PyObject *args, PyObject *kw)
     const char *why = NULL;
     if (rbf_sim_workload_parse(wspec, &c.workload, &why)) {
         PyErr_Format(PyExc_ValueError, "workload: %s", why ? why : "not a workload spec");
+        return NULL;
+    }
+    if (c.threads > 4096) {
+        PyErr_SetString(PyExc_ValueError, "threads: 0 to 4096 (0: every online processor)");
+        return NULL;
+    }
+    if (arrivals && arrivals != Py_None && c.workload.kind == RBF_WORKLOAD_TRACE) {
+        PyErr_SetString(PyExc_ValueError, "arrivals: a trace is replayed whole (its epochs split "
+                                          "it); leave arrivals out");
         return NULL;
     }
     if (rbf_sim_config_check(&c, &why)) {

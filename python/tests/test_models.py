@@ -359,3 +359,22 @@ def test_parse_size_is_the_cli_s(size):
         with pytest.raises(ValueError):
             rbf.parse_size(size)
 
+
+def test_checks_as_the_cli_s(tmp_path):
+    """What the commands refuse as usage errors, the functions refuse."""
+    trace = tmp_path / "t.txt"
+    trace.write_text("a\nb\na\n")
+    bad = [(["simulate", "--bits", 1000, "--hashes", 3, "--sigma", 300, "--threads", 5000],
+            lambda: rbf.simulate(bits=1000, hashes=3, sigma=300, threads=5000)),
+           (["simulate", "--bits", 1000, "--hashes", 3, "--sigma", 300, "--workload",
+             "trace:%s" % trace, "--arrivals", 100],
+            lambda: rbf.simulate(bits=1000, hashes=3, sigma=300, workload="trace:%s" % trace,
+                                 arrivals=100)),
+           (["model", "--bits", 1000, "--hashes", 3, "--sigma", 300, "--points", 1],
+            lambda: rbf.model(bits=1000, hashes=3, sigma=300, points=1))]
+    for args, call in bad:
+        p = subprocess.run([CLI] + [str(a) for a in args], capture_output=True, text=True)
+        assert p.returncode != 0, args
+        with pytest.raises(ValueError):
+            call()
+
