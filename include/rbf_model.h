@@ -110,6 +110,14 @@ RBF_API int rbf_model_sigma(const rbf_model_params *p, uint64_t sigma,
 RBF_API int rbf_model_sigma_points(const rbf_model_params *p, const uint64_t *sigmas,
                                          size_t n, rbf_model_sigma_result *out);
 
+/* The points of a sampled curve (rbf model --curve --points P): P values
+ * spread evenly over [first, last], each rounded to the nearest integer,
+ * repeats dropped, first and last included (P = 1: last alone).  out must
+ * hold min(P, last - first + 1) values; returns how many it wrote (0 when
+ * P is 0 or last < first). */
+RBF_API size_t rbf_model_curve_points(uint64_t first, uint64_t last, uint64_t points,
+                                      uint64_t *out);
+
 /* The whole curve at once (exact pass): for every sigma in 0..sigma_max
  * (sigma_max < M), fp[sigma] = f_sigma^1 and en0[sigma] = E[N_0].  Either
  * array may be NULL; each must hold sigma_max + 1 entries. */

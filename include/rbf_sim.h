@@ -239,6 +239,13 @@ typedef struct rbf_sim_steady {
 } rbf_sim_steady;
 RBF_API int rbf_sim_steady_of(const rbf_sim_result *r, rbf_sim_steady *out);
 
+/* Does a model's average false-positive rate `model` lie in the run's 99%
+ * interval of fp?  1 inside, 0 outside, -1 when the run cannot judge it:
+ * no interval (one epoch), or fewer than 10 false positives expected from
+ * the model over the run's new arrivals (a "no" would then mislead).  The
+ * verdict rbf simulate prints. */
+RBF_API int rbf_sim_model_inside_ci99(const rbf_sim_result *r, double model);
+
 #ifdef __cplusplus
 }
 #endif

@@ -291,9 +291,32 @@ static void test_points_api(void **state)
     assert_int_equal(rbf_model_sigma_points(&p, tp, 2, r), RBF_EINVAL);
 }
 
+/* rbf_model_curve_points: the points of rbf model --curve --points. */
+static void test_curve_points(void **state)
+{
+    (void)state;
+    uint64_t v[8];
+    const uint64_t a[] = {1, 26, 51, 75, 100};
+    assert_int_equal(rbf_model_curve_points(1, 100, 5, v), 5);
+    for (int i = 0; i < 5; i++)
+        assert_true(v[i] == a[i]);
+    /* more points than values: each value once */
+    assert_int_equal(rbf_model_curve_points(3, 6, 8, v), 4);
+    assert_true(v[0] == 3 && v[1] == 4 && v[2] == 5 && v[3] == 6);
+    assert_int_equal(rbf_model_curve_points(1, 300, 1, v), 1);
+    assert_true(v[0] == 300);
+    assert_int_equal(rbf_model_curve_points(7, 7, 3, v), 1);
+    assert_true(v[0] == 7);
+    assert_int_equal(rbf_model_curve_points(1, 100, 0, v), 0);
+    assert_int_equal(rbf_model_curve_points(5, 4, 3, v), 0);
+    assert_int_equal(rbf_model_curve_points(0, UINT64_MAX, 2, v), 2);
+    assert_true(v[0] == 0 && v[1] == UINT64_MAX);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_curve_points),
         cmocka_unit_test(test_constant),
         cmocka_unit_test(test_points_api),
         cmocka_unit_test(test_nbounded_bounds_fast),

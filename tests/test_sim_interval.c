@@ -172,6 +172,32 @@ static void test_no_events(void **state)
     rbf_sim_result_free(&r);
 }
 
+/* rbf_sim_model_inside_ci99: the verdict rbf simulate prints, from the
+ * interval and the events the model expects. */
+static void test_model_verdict(void **state)
+{
+    (void)state;
+    rbf_sim_result r;
+    memset(&r, 0, sizeof r);
+    r.total.new_arrivals = 100000;
+    r.fp.has_ci = 1;
+    r.fp.ci_low = 0.009;
+    r.fp.ci_high = 0.011;
+    assert_int_equal(rbf_sim_model_inside_ci99(&r, 0.010), 1);
+    assert_int_equal(rbf_sim_model_inside_ci99(&r, 0.009), 1); /* the ends count */
+    assert_int_equal(rbf_sim_model_inside_ci99(&r, 0.011), 1);
+    assert_int_equal(rbf_sim_model_inside_ci99(&r, 0.012), 0);
+    assert_int_equal(rbf_sim_model_inside_ci99(&r, 0.008), 0);
+    /* 1e-4 x 1e5 = 10 expected: judged; 9.9e-5: too few */
+    r.fp.ci_low = 0.0;
+    r.fp.ci_high = 5e-5;
+    assert_int_equal(rbf_sim_model_inside_ci99(&r, 1e-4), 0);
+    assert_int_equal(rbf_sim_model_inside_ci99(&r, 9.9e-5), -1);
+    r.fp.has_ci = 0; /* one epoch: no interval */
+    assert_int_equal(rbf_sim_model_inside_ci99(&r, 0.010), -1);
+    assert_int_equal(rbf_sim_model_inside_ci99(NULL, 0.010), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +206,7 @@ int main(void)
         cmocka_unit_test(test_invalid),
         cmocka_unit_test(test_simulator_uses_it),
         cmocka_unit_test(test_no_events),
+        cmocka_unit_test(test_model_verdict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1585,22 +1585,13 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
     if (P) {
         /* a sampled curve: P points evenly over [first, last] */
         uint64_t first = S ? (ret ? (k > 1 ? k : 1) : 1) : 1, last = S ? S : N;
-        uint64_t span = last - first, m = P > span + 1 ? span + 1 : P;
+        uint64_t span = last - first, m = P > span ? span + 1 : P;
         uint64_t *pts = PyMem_Malloc((size_t)m * sizeof *pts);
         if (!pts) {
             PyErr_NoMemory();
             goto fail;
         }
-        size_t n = 0;
-        for (uint64_t i = 0; i < m; i++) {
-            uint64_t x = m == 1 ? last
-                                : first + (uint64_t)llround((double)span * (double)i /
-                                                            (double)(m - 1));
-            if (x > last)
-                x = last;
-            if (n == 0 || x > pts[n - 1])
-                pts[n++] = x;
-        }
+        size_t n = rbf_model_curve_points(first, last, P, pts);
         size_t cols = S ? (ph == 2 ? 4 : 2) : 6;
         double *c = PyMem_Malloc(n * cols * sizeof *c);
         void *rows = NULL;
@@ -2172,12 +2163,10 @@ static PyObject *mod_simulate(PyObject *mod, PyObject *args, PyObject *kw)
           stat_fields(d, "steady_fn", &st.fn, st.has_fn);
     if (!bad) {
         if (mrc == RBF_OK) {
-            int few = model * (double)r.total.new_arrivals < 10.0;
+            int inside = rbf_sim_model_inside_ci99(&r, model);
             bad = dict_f64(d, "model", model) || dict_str(d, "model_name", mname) ||
-                  ((r.fp.has_ci && !few)
-                       ? dict_bool(d, "model_inside_ci99",
-                                   model >= r.fp.ci_low && model <= r.fp.ci_high)
-                       : dict_none(d, "model_inside_ci99"));
+                  (inside >= 0 ? dict_bool(d, "model_inside_ci99", inside)
+                               : dict_none(d, "model_inside_ci99"));
         } else {
             bad = dict_none(d, "model") || dict_str(d, "model_name", mname) ||
                   dict_none(d, "model_inside_ci99");

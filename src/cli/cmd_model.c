@@ -125,24 +125,14 @@ static int lib_fail(int rc)
 
 /* P values evenly spaced over [first, last] (distinct, increasing); *n
  * receives how many. */
+/* The curve's points (rbf_model_curve_points), in a malloc'd array. */
 static uint64_t *sample_points(uint64_t first, uint64_t last, uint64_t P, size_t *n)
 {
-    uint64_t span = last - first;
-    if (P > span + 1)
-        P = span + 1;
-    uint64_t *v = malloc((size_t)P * sizeof *v);
+    uint64_t span = last - first, cap = P > span ? span + 1 : P;
+    uint64_t *v = malloc((size_t)(cap ? cap : 1) * sizeof *v);
     if (!v)
         return NULL;
-    size_t m = 0;
-    for (uint64_t i = 0; i < P; i++) {
-        uint64_t x = P == 1 ? last
-                            : first + (uint64_t)llround((double)span * (double)i / (double)(P - 1));
-        if (x > last)
-            x = last;
-        if (m == 0 || x > v[m - 1])
-            v[m++] = x;
-    }
-    *n = m;
+    *n = rbf_model_curve_points(first, last, P, v);
     return v;
 }
 

@@ -91,13 +91,6 @@ static const struct option longopts[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* Fewer than about ten false positives expected from the model over the
- * whole run: the interval cannot judge the model (a "NO" would mislead). */
-static int too_few(const rbf_sim_result *r, double model)
-{
-    return model * (double)r->total.new_arrivals < 10.0;
-}
-
 static void json_ci(FILE *fp, const char *name, const rbf_sim_stat *s, int observed)
 {
     fprintf(fp, ", \"%s\": ", name);
@@ -166,10 +159,8 @@ static void print_json(const rbf_sim_config *cfg, const char *wspec, const rbf_s
         printf(", \"model_name\": ");
         cli_json_string(stdout, model_name);
         printf(", \"model_inside_ci99\": ");
-        if (r->fp.has_ci && !too_few(r, model))
-            printf("%s", model >= r->fp.ci_low && model <= r->fp.ci_high ? "true" : "false");
-        else
-            printf("null");
+        int inside = rbf_sim_model_inside_ci99(r, model);
+        printf("%s", inside < 0 ? "null" : inside ? "true" : "false");
     } else {
         printf("null, \"model_name\": ");
         if (model_name)
@@ -244,11 +235,12 @@ static void print_text(const rbf_sim_config *cfg, const char *wspec, const rbf_s
     row("fn (steady)", &st.fn, st.has_fn, "fewer than two recycles");
     printf("\n");
     if (model_rc == RBF_OK) {
+        const int v = rbf_sim_model_inside_ci99(r, model);
         const char *inside = !r->fp.has_ci ? "n/a (one epoch)"
-                             : too_few(r, model) ? "too few events to judge (< 10 false "
-                                                   "positives expected)"
-                             : model >= r->fp.ci_low && model <= r->fp.ci_high ? "yes"
-                                                                                : "NO";
+                             : v < 0       ? "too few events to judge (< 10 false "
+                                             "positives expected)"
+                             : v           ? "yes"
+                                           : "NO";
         printf("  model %-16s %-14.6g inside the 99%% interval: %s\n", model_name, model, inside);
     } else if (model_rc == RBF_ENOMODEL) {
         printf("  model                  none for this configuration\n");

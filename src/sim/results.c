@@ -64,3 +64,11 @@ int rbf_sim_model(const rbf_sim_config *cfg, double *fp, const char **name)
         *fp = pr.fp;
     return rc;
 }
+
+int rbf_sim_model_inside_ci99(const rbf_sim_result *r, double model)
+{
+    if (!r || !r->fp.has_ci || !(model * (double)r->total.new_arrivals >= 10.0))
+        return -1;
+    return model >= r->fp.ci_low && model <= r->fp.ci_high;
+}
+

@@ -3,6 +3,7 @@
  * rbf_model_two_phase_points): the points in increasing order, one renewal
  * pass for the small ones and one asymptotic prefix for the rest.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,3 +171,25 @@ int rbf_model_two_phase_points(const rbf_model_params *p, const uint64_t *sigmas
         return RBF_EINVAL;
     return points_core(p, sigmas, n, 1, NULL, out);
 }
+
+size_t rbf_model_curve_points(uint64_t first, uint64_t last, uint64_t points, uint64_t *out)
+{
+    if (!out || points == 0 || last < first)
+        return 0;
+    const uint64_t span = last - first;
+    const uint64_t P = points > span ? span + 1 : points;
+    size_t m = 0;
+    for (uint64_t i = 0; i < P; i++) {
+        uint64_t x = last;
+        if (P > 1) {
+            /* the offset rounded to nearest (llround, up to 2^63) */
+            double t = (double)span * (double)i / (double)(P - 1);
+            uint64_t off = t < 0x1p63 ? (uint64_t)llround(t) : t < 0x1p64 ? (uint64_t)t : span;
+            x = off >= span ? last : first + off;
+        }
+        if (m == 0 || x > out[m - 1])
+            out[m++] = x;
+    }
+    return m;
+}
+
