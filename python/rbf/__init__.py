@@ -307,7 +307,8 @@ def model(*, bits: Optional[int] = None, hashes: int, sigma: Optional[int] = Non
           recycle: str = "non-retaining", layout: str = "flat", method: str = "auto",
           points: Optional[int] = None, memory: "int | str | None" = None,
           oracle: bool = False, fn: Optional[str] = None,
-          forget: "int | Iterable[int] | None" = None,
+          forget: "int | Iterable[int] | None" = None, arrivals: Optional[int] = None,
+          replicas: Optional[int] = None,
           progress: Optional[Callable[[int, int], Any]] = None) -> dict:
     """The analytic model of a filter: ``rbf model ... --json`` as a dict.
 
@@ -324,6 +325,10 @@ def model(*, bits: Optional[int] = None, hashes: int, sigma: Optional[int] = Non
     forgotten, tick_fraction) and ``forget=[gaps in ticks]`` (per gap, the
     probability a message is forgotten and of a false negative); these
     give fp and cycle_mean (None when the filter fills and never recycles).
+    ``fn="trace:FILE"`` (one message per line) replays the cycle law on
+    that log (method "replay": fp and fn on the trace, "whole" and
+    "steady" rates, "forget_curve" by gap); ``arrivals=A`` starts the
+    filter empty at each window of A lines, ``replicas=R`` sets the draws.
     ``progress(done, total)`` is called now and then; a true return value
     stops the computation (rbf.Cancelled), an exception it raises comes
     through, and Ctrl-C raises KeyboardInterrupt.  The GIL is
@@ -331,7 +336,7 @@ def model(*, bits: Optional[int] = None, hashes: int, sigma: Optional[int] = Non
     d = _rbf._model(bits=_bits(bits, memory), hashes=hashes, sigma=sigma, messages=messages,
                     phases=phases, hashing=hashing, recycle=recycle, layout=layout,
                     method=method, points=points, progress=progress, oracle=oracle, fn=fn,
-                    forget=forget)
+                    forget=forget, arrivals=arrivals, replicas=replicas)
     if "curve" in d:
         _arrays(d["curve"], list(d["curve"]))
     return d
@@ -374,7 +379,8 @@ def plan(*, fp: float, bits: Optional[int] = None, memory: "int | str | None" = 
          messages: Optional[int] = None, capacity: Optional[int] = None, max_hashes: int = 32,
          hashing: str = "colliding", recycle: str = "non-retaining", method: str = "auto",
          layout: Optional[str] = None, remember: Optional[int] = None,
-         miss: Optional[float] = None,
+         miss: Optional[float] = None, fn: Optional[str] = None,
+         arrivals: Optional[int] = None,
          progress: Optional[Callable[[int, int], Any]] = None) -> dict:
     """Capacity planning: ``rbf plan ... --json`` as a dict.
 
@@ -389,6 +395,9 @@ def plan(*, fp: float, bits: Optional[int] = None, memory: "int | str | None" = 
     ``miss=``, default 0.01) sizes for both errors as ``rbf plan
     --remember``: the one- or two-phase filter holding the most messages
     whose chance of forgetting a message repeated W ticks later is at most
+    ``miss``.  ``fn="trace:FILE"`` (with a memory, ``miss=`` and optionally
+    ``arrivals=``) sizes for a log as ``rbf plan --fn``: the filter holding
+    the most messages whose false-negative rate on that trace is at most
     ``miss``.  Interruptible: Ctrl-C (KeyboardInterrupt),
     or a true return of ``progress(done, total)`` (rbf.Cancelled)."""
     if capacity is not None:
@@ -397,7 +406,8 @@ def plan(*, fp: float, bits: Optional[int] = None, memory: "int | str | None" = 
         messages = capacity
     return _rbf._plan(bits=_bits(bits, memory), messages=messages, fp=fp,
                       max_hashes=max_hashes, hashing=hashing, recycle=recycle, method=method,
-                      layout=layout, progress=progress, remember=remember, miss=miss)
+                      layout=layout, progress=progress, remember=remember, miss=miss,
+                      fn=fn, arrivals=arrivals)
 
 
 def simulate(*, bits: Optional[int] = None, hashes: int, sigma: Optional[int] = None,

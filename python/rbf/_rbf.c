@@ -1278,9 +1278,128 @@ static int parse_method(PyObject *v, rbf_model_method *m, int allow_paper)
 
 /* The cycle-length models (rbf model --fn / --forget / --oracle / two-phase
  * --messages), through rbf_model_policy; the keys of the CLI's --json. */
+/* A double, or None where it is NaN (as the CLI's JSON writes null). */
+static int dict_f64n(PyObject *d, const char *k, double v)
+{
+    return isnan(v) ? dict_none(d, k) : dict_f64(d, k, v);
+}
+
+static double mono_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int trace_rates(PyObject *d, const char *name, const rbf_model_trace_rates *r)
+{
+    PyObject *e = PyDict_New();
+    int bad = !e || dict_f64(e, "fp", r->fp) || dict_f64(e, "fn", r->fn) ||
+              dict_f64(e, "forgotten", r->forgotten) ||
+              dict_f64(e, "tick_fraction", r->tick_fraction) || dict_f64n(e, "fp_se", r->fp_se) ||
+              dict_f64n(e, "fn_se", r->fn_se) || dict_f64(e, "arrivals", r->arrivals) ||
+              dict_f64(e, "repeats", r->repeats) || dict_f64(e, "cycles", r->cycles) ||
+              PyDict_SetItemString(d, name, e) < 0;
+    Py_XDECREF(e);
+    return bad ? -1 : 0;
+}
+
+/* rbf model ... --fn trace:FILE [--arrivals A] [--replicas R]: the cycle
+ * law replayed on a trace (rbf_model_fn_trace), the CLI's --json keys. */
+static PyObject *model_trace(const rbf_model_params *p0, const rbf_model_cycle_spec *cs,
+                             uint64_t M, int nc, int ret, const char *wspec, const char *path,
+                             uint64_t A, unsigned R, PyObject *progress)
+{
+    if (!*path) {
+        PyErr_SetString(PyExc_ValueError, "fn: trace:FILE needs a file name");
+        return NULL;
+    }
+    double t0 = mono_seconds();
+    rbf_model_trace t;
+    memset(&t, 0, sizeof t);
+    uint32_t *ids = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = rbf_sim_trace_read(path, &ids, &t.arrivals, &t.distinct);
+    Py_END_ALLOW_THREADS
+    if (rc == RBF_EIO)
+        return PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
+    if (rc == RBF_EINVAL) {
+        PyErr_Format(PyExc_ValueError, "fn: trace '%s' is empty or has 2^32 - 1 distinct lines "
+                                       "or more", path);
+        return NULL;
+    }
+    if (rc)
+        return PyErr_NoMemory();
+    double t1 = mono_seconds();
+    if (A > t.arrivals) {
+        free(ids);
+        PyErr_Format(PyExc_ValueError, "arrivals: %llu is more than the trace's %llu lines",
+                     (unsigned long long)A, (unsigned long long)t.arrivals);
+        return NULL;
+    }
+    t.ids = ids;
+    t.window = A;
+    t.replicas = R;
+    t.seed = 1;
+    rbf_model_trace_bin curve[RBF_MODEL_TRACE_BINS];
+    t.curve = curve;
+    rbf_model_params p = *p0;
+    progress_ctx pc = {progress, 0};
+    p.progress = progress_cb;
+    p.progress_ctx = &pc;
+    rbf_model_trace_result r;
+    Py_BEGIN_ALLOW_THREADS
+    rc = rbf_model_fn_trace(&p, cs, &t, &r);
+    Py_END_ALLOW_THREADS
+    rc = PROGRESS_RC(pc, rc);
+    free(ids);
+    double t2 = mono_seconds();
+    if (rc)
+        return raise_rc(rc, rc == RBF_ENOMEM ? NULL : "the model rejected these parameters");
+    PyObject *d = PyDict_New();
+    if (!d)
+        return NULL;
+    const uint64_t S = cs->sigma, N = cs->messages;
+    int bad = dict_u64(d, "bits", M) || dict_u64(d, "hashes", p.hashes) ||
+              (S ? dict_u64(d, "sigma", S) : dict_none(d, "sigma")) ||
+              (N ? dict_u64(d, "messages", N) : dict_none(d, "messages")) ||
+              dict_str(d, "hashing", nc ? "non-colliding" : "colliding") ||
+              dict_str(d, "recycle", ret ? "retaining" : "non-retaining") ||
+              dict_u64(d, "phases", cs->phases) || dict_bool(d, "oracle", cs->oracle) ||
+              dict_str(d, "workload", wspec) || dict_str(d, "method", "replay") ||
+              dict_u64(d, "lines", t.arrivals) || dict_u64(d, "distinct", t.distinct) ||
+              dict_u64(d, "window", A ? A : t.arrivals) || dict_u64(d, "windows", r.windows) ||
+              dict_u64(d, "replicas", r.replicas) ||
+              dict_f64(d, "new_fraction",
+                       r.whole.arrivals > 0.0 ? 1.0 - r.whole.repeats / r.whole.arrivals : 0.0) ||
+              dict_f64n(d, "fp_law", r.fp_law) || dict_f64n(d, "cycle_mean", r.cycle_mean) ||
+              dict_f64(d, "fp", r.whole.fp) || dict_f64(d, "fn", r.whole.fn) ||
+              trace_rates(d, "whole", &r.whole) || trace_rates(d, "steady", &r.steady);
+    PyObject *l = bad ? NULL : PyList_New(0);
+    bad = bad || !l;
+    for (unsigned b = 0; !bad && b < RBF_MODEL_TRACE_BINS; b++) {
+        if (!(curve[b].repeats > 0.0))
+            continue;
+        PyObject *e = PyDict_New();
+        bad = !e || dict_u64(e, "gap_lo", curve[b].gap_lo) ||
+              dict_u64(e, "gap_hi", curve[b].gap_hi) || dict_f64(e, "repeats", curve[b].repeats) ||
+              dict_f64(e, "forgotten", curve[b].forgotten) || dict_f64(e, "fn", curve[b].fn) ||
+              PyList_Append(l, e) < 0;
+        Py_XDECREF(e);
+    }
+    bad = bad || PyDict_SetItemString(d, "forget_curve", l) < 0 ||
+          dict_f64(d, "read_seconds", t1 - t0) || dict_f64(d, "model_seconds", t2 - t1);
+    Py_XDECREF(l);
+    if (bad)
+        Py_CLEAR(d);
+    return d;
+}
+
 static PyObject *model_cycles(uint64_t M, unsigned k, uint64_t S, uint64_t N, unsigned ph, int nc,
                               int ret, int blk, rbf_model_method meth, uint64_t P, int oracle,
-                              PyObject *fn, PyObject *forget, PyObject *progress)
+                              PyObject *fn, PyObject *forget, PyObject *progress, uint64_t A,
+                              unsigned R)
 {
     uint64_t per = ph == 2 ? M / 2 : M;
     if (oracle && !N) {
@@ -1325,7 +1444,7 @@ static PyObject *model_cycles(uint64_t M, unsigned k, uint64_t S, uint64_t N, un
     if (fn) {
         if (!PyUnicode_Check(fn)) {
             PyErr_SetString(PyExc_TypeError, "fn: a workload spec (uniform:P, zipf:P:S, "
-                                             "fading:R:L)");
+                                             "fading:R:L, trace:FILE)");
             return NULL;
         }
         wspec = PyUnicode_AsUTF8AndSize(fn, NULL);
@@ -1352,10 +1471,35 @@ static PyObject *model_cycles(uint64_t M, unsigned k, uint64_t S, uint64_t N, un
             w.new_fraction = sw.new_fraction;
             w.lifetime = sw.lifetime;
             break;
+        case RBF_WORKLOAD_TRACE: {
+            if (forget) {
+                PyErr_SetString(PyExc_ValueError, "forget: not with fn='trace:FILE' (ask it "
+                                                  "without fn)");
+                return NULL;
+            }
+            rbf_model_params tp;
+            rbf_model_params_init(&tp);
+            tp.bits = per;
+            tp.hashes = k;
+            tp.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
+            tp.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
+            tp.method = meth;
+            rbf_model_cycle_spec ts;
+            rbf_model_cycle_spec_init(&ts);
+            ts.phases = ph;
+            ts.sigma = S;
+            ts.messages = N;
+            ts.oracle = oracle;
+            return model_trace(&tp, &ts, M, nc, ret, wspec, sw.trace_path, A, R, progress);
+        }
         default:
-            PyErr_SetString(PyExc_ValueError, "fn: a trace has no model");
+            PyErr_SetString(PyExc_ValueError, "fn: not a workload spec");
             return NULL;
         }
+    }
+    if (A || R) {
+        PyErr_SetString(PyExc_ValueError, "arrivals, replicas: apply to fn='trace:FILE' only");
+        return NULL;
     }
     uint64_t *gaps = NULL;
     double *fo = NULL, *mi = NULL;
@@ -1477,15 +1621,27 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
     (void)mod;
     static char *kwlist[] = {"bits",   "hashes", "sigma",  "messages", "phases",
                              "hashing", "recycle", "layout", "method", "points",
-                             "progress", "oracle", "fn",     "forget", NULL};
+                             "progress", "oracle", "fn",     "forget", "arrivals",
+                             "replicas", NULL};
     PyObject *bits = NULL, *hashes = NULL, *sigma = NULL, *messages = NULL, *phases = NULL,
              *hashing = NULL, *recycle = NULL, *layout = NULL, *method = NULL, *points = NULL,
-             *progress = NULL, *fn = NULL, *forget = NULL;
+             *progress = NULL, *fn = NULL, *forget = NULL, *arrivals = NULL, *replicas = NULL;
     int oracle = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOOOOOOOOOOpOO", kwlist, &bits, &hashes, &sigma,
-                                     &messages, &phases, &hashing, &recycle, &layout, &method,
-                                     &points, &progress, &oracle, &fn, &forget))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOOOOOOOOOOpOOOO", kwlist, &bits, &hashes,
+                                     &sigma, &messages, &phases, &hashing, &recycle, &layout,
+                                     &method, &points, &progress, &oracle, &fn, &forget,
+                                     &arrivals, &replicas))
         return NULL;
+    uint64_t A = 0;
+    unsigned R = 0;
+    if (parse_u64(arrivals, "arrivals", &A) < 0 || parse_u32(replicas, "replicas", &R) < 0)
+        return NULL;
+    if (R > 1000 || (arrivals && arrivals != Py_None && A == 0) ||
+        (replicas && replicas != Py_None && R == 0)) {
+        PyErr_SetString(PyExc_ValueError, "arrivals, replicas: a count from 1 (replicas: to "
+                                          "1000)");
+        return NULL;
+    }
     uint64_t M = 0, S = 0, N = 0, P = 0;
     unsigned k = 0, ph = 1;
     int nc = 0, ret = 0, blk = 0;
@@ -1522,7 +1678,12 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
     if (progress_arg(&progress) < 0)
         return NULL;
     if (fn || oracle || forget || (N && ph == 2))
-        return model_cycles(M, k, S, N, ph, nc, ret, blk, meth, P, oracle, fn, forget, progress);
+        return model_cycles(M, k, S, N, ph, nc, ret, blk, meth, P, oracle, fn, forget, progress,
+                            A, R);
+    if (A || R) {
+        PyErr_SetString(PyExc_ValueError, "arrivals, replicas: apply to fn='trace:FILE' only");
+        return NULL;
+    }
     if (N && ret) {
         PyErr_SetString(PyExc_ValueError, "recycle: applies to sigma only");
         return NULL;
@@ -1883,21 +2044,128 @@ static PyObject *plan_remember(uint64_t M, uint64_t N, double eps, int blk, PyOb
     return d;
 }
 
+/* rbf plan --bits M --fp EPS --fn trace:FILE [--miss D] [--arrivals A]:
+ * sizing for a log (rbf_plan_trace), the CLI's --json keys. */
+static PyObject *plan_trace(uint64_t M, uint64_t N, double eps, int blk, PyObject *fn,
+                            PyObject *missobj, uint64_t A, rbf_plan_options *o, PyObject *progress)
+{
+    double miss = 0.01;
+    if (N || !M) {
+        PyErr_SetString(PyExc_ValueError, "fn: give a memory (bits/memory), not messages");
+        return NULL;
+    }
+    if (blk >= 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "layout: not with fn (its cycle models are of the flat layout)");
+        return NULL;
+    }
+    const char *spec = PyUnicode_Check(fn) ? PyUnicode_AsUTF8AndSize(fn, NULL) : NULL;
+    if (!spec) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "fn: 'trace:FILE'");
+        return NULL;
+    }
+    if (strncmp(spec, "trace:", 6) != 0 || !spec[6]) {
+        PyErr_SetString(PyExc_ValueError, "fn: 'trace:FILE' (a log, one message per line)");
+        return NULL;
+    }
+    const char *path = spec + 6;
+    if (missobj) {
+        miss = PyFloat_AsDouble(missobj);
+        if (miss == -1.0 && PyErr_Occurred())
+            return NULL;
+        if (!(miss >= 0.0 && miss < 1.0)) {
+            PyErr_SetString(PyExc_ValueError, "miss: 0 <= miss < 1");
+            return NULL;
+        }
+    }
+    rbf_model_trace t;
+    memset(&t, 0, sizeof t);
+    uint32_t *ids = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = rbf_sim_trace_read(path, &ids, &t.arrivals, &t.distinct);
+    Py_END_ALLOW_THREADS
+    if (rc == RBF_EIO)
+        return PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
+    if (rc == RBF_EINVAL) {
+        PyErr_Format(PyExc_ValueError, "fn: trace '%s' is empty or has 2^32 - 1 distinct lines "
+                                       "or more", path);
+        return NULL;
+    }
+    if (rc)
+        return PyErr_NoMemory();
+    if (A > t.arrivals) {
+        free(ids);
+        PyErr_Format(PyExc_ValueError, "arrivals: %llu is more than the trace's %llu lines",
+                     (unsigned long long)A, (unsigned long long)t.arrivals);
+        return NULL;
+    }
+    t.ids = ids;
+    t.window = A;
+    t.seed = 1;
+    progress_ctx pc = {progress, 0};
+    o->progress = progress_cb;
+    o->progress_ctx = &pc;
+    rbf_plan_trace_result r;
+    uint64_t least = 0;
+    Py_BEGIN_ALLOW_THREADS
+    rc = rbf_plan_trace(M, eps, &t, miss, o, &r, &least);
+    Py_END_ALLOW_THREADS
+    rc = PROGRESS_RC(pc, rc);
+    free(ids);
+    if (rc)
+        return raise_rc(rc, rc == RBF_ENOMEM ? NULL : "the model rejected these parameters");
+    PyObject *d = PyDict_New();
+    if (!d)
+        return NULL;
+    int bad = dict_u64(d, "bits", M) || dict_f64(d, "target_fp", eps) ||
+              dict_str(d, "trace", path) || dict_u64(d, "lines", t.arrivals) ||
+              dict_u64(d, "distinct", t.distinct) || dict_u64(d, "window", A ? A : t.arrivals) ||
+              dict_f64(d, "miss_target", miss) ||
+              dict_str(d, "hashing", o->hashing == RBF_NON_COLLIDING ? "non-colliding"
+                                                                     : "colliding") ||
+              dict_str(d, "recycle", o->recycle == RBF_RETAINING ? "retaining"
+                                                                 : "non-retaining") ||
+              dict_bool(d, "feasible", r.feasible);
+    if (!bad && r.feasible)
+        bad = dict_u64(d, "phases", r.phases) || dict_u64(d, "hashes", r.hashes) ||
+              dict_u64(d, "sigma", r.sigma) ||
+              dict_u64(d, "bits_per_filter", r.phases == 2 ? M / 2 : M) ||
+              dict_f64(d, "expected_messages", r.expected_messages) || dict_f64(d, "fp", r.fp) ||
+              dict_f64(d, "fp_trace", r.fp_trace) || dict_f64(d, "fn", r.fn) ||
+              dict_none(d, "least_bits");
+    else if (!bad)
+        bad = dict_none(d, "phases") ||
+              (least ? dict_u64(d, "least_bits", least) : dict_none(d, "least_bits"));
+    if (bad) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
 /* _plan(bits=, messages=, fp=, max_hashes=, hashing=, recycle=, method=,
- * layout=, progress=): rbf plan --json. */
+ * layout=, progress=, remember=, miss=, fn=, arrivals=): rbf plan --json. */
 static PyObject *mod_plan(PyObject *mod, PyObject *args, PyObject *kw)
 {
     (void)mod;
     static char *kwlist[] = {"bits",   "messages", "fp",     "max_hashes", "hashing",
                              "recycle", "method",  "layout", "progress",   "remember",
-                             "miss",    NULL};
+                             "miss",    "fn",      "arrivals", NULL};
     PyObject *bits = NULL, *messages = NULL, *maxk = NULL, *hashing = NULL, *recycle = NULL,
-             *method = NULL, *layout = NULL, *progress = NULL, *remember = NULL, *missobj = NULL;
+             *method = NULL, *layout = NULL, *progress = NULL, *remember = NULL, *missobj = NULL,
+             *fn = NULL, *arrivals = NULL;
     double eps = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOdOOOOOOOO", kwlist, &bits, &messages, &eps,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOdOOOOOOOOOO", kwlist, &bits, &messages, &eps,
                                      &maxk, &hashing, &recycle, &method, &layout, &progress,
-                                     &remember, &missobj))
+                                     &remember, &missobj, &fn, &arrivals))
         return NULL;
+    uint64_t A = 0;
+    if (parse_u64(arrivals, "arrivals", &A) < 0)
+        return NULL;
+    if (fn == Py_None)
+        fn = NULL;
     uint64_t M = 0, N = 0;
     int nc = 0, ret = 0, blk = -1;
     rbf_plan_options o;
@@ -1940,13 +2208,25 @@ static PyObject *mod_plan(PyObject *mod, PyObject *args, PyObject *kw)
         remember = NULL;
     if (missobj == Py_None)
         missobj = NULL;
-    if (missobj && !remember) {
-        PyErr_SetString(PyExc_ValueError, "miss: applies to remember only");
+    if (missobj && !remember && !fn) {
+        PyErr_SetString(PyExc_ValueError, "miss: applies to remember or fn only");
+        return NULL;
+    }
+    if (remember && fn) {
+        PyErr_SetString(PyExc_ValueError, "remember and fn exclude each other");
+        return NULL;
+    }
+    if (A && !fn) {
+        PyErr_SetString(PyExc_ValueError, "arrivals: applies to fn='trace:FILE' only");
         return NULL;
     }
     o.max_hashes = mk;
+    o.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
+    o.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
     if (remember)
         return plan_remember(M, N, eps, blk, remember, missobj, &o, progress);
+    if (fn)
+        return plan_trace(M, N, eps, blk, fn, missobj, A, &o, progress);
     o.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
     o.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
     progress_ctx pc = {progress, 0};

@@ -378,3 +378,45 @@ def test_checks_as_the_cli_s(tmp_path):
         with pytest.raises(ValueError):
             call()
 
+
+def _trace(tmp_path):
+    t = tmp_path / "trace.txt"
+    t.write_text("".join("%d\n" % (i * 7919 % 3000) for i in range(12000)))
+    return str(t)
+
+
+@pytest.mark.parametrize("extra", [{}, {"arrivals": 4000}, {"replicas": 3},
+                                   {"messages": 200, "oracle": True}])
+def test_model_trace_matches_cli(tmp_path, extra):
+    """rbf.model(fn="trace:FILE") is rbf model --fn trace:FILE --json."""
+    tr = _trace(tmp_path)
+    kw = dict(bits=4000, hashes=3, fn="trace:" + tr)
+    kw.update(extra if "messages" in extra else dict(sigma=1200, **extra))
+    py = rbf.model(**kw)
+    cli = cli_json("model", *cli_args({k: v for k, v in kw.items() if k != "oracle"}),
+                   *(["--oracle"] if kw.get("oracle") else []))
+    same(py, cli, skip=("read_seconds", "model_seconds"))
+    assert py["method"] == "replay" and py["lines"] == 12000 and py["distinct"] == 3000
+    with pytest.raises(ValueError, match="arrivals"):
+        rbf.model(bits=4000, hashes=3, sigma=1200, arrivals=100)
+    with pytest.raises(ValueError, match="forget"):
+        rbf.model(bits=4000, hashes=3, sigma=1200, fn="trace:" + tr, forget=[5])
+    with pytest.raises(OSError):
+        rbf.model(bits=4000, hashes=3, sigma=1200, fn="trace:" + tr + ".missing")
+
+
+@pytest.mark.parametrize("case", [dict(bits=8000, fp=0.01, miss=0.5),
+                                  dict(bits=200000, fp=0.01, miss=0.05),
+                                  dict(bits=200000, fp=0.01, miss=0.05, arrivals=6000)])
+def test_plan_trace_matches_cli(tmp_path, case):
+    """rbf.plan(fn="trace:FILE", miss=) is rbf plan --fn trace:FILE --json."""
+    kw = dict(case, fn="trace:" + _trace(tmp_path))
+    same(rbf.plan(**kw), cli_json("plan", *cli_args(kw)))
+
+
+def test_plan_remember_takes_the_hashing():
+    kw = dict(bits=10000, fp=0.01, remember=50, miss=0.05, hashing="non-colliding")
+    py = rbf.plan(**kw)
+    assert py["hashing"] == "non-colliding"
+    same(py, cli_json("plan", *cli_args(kw)))
+
