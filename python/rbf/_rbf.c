@@ -1278,6 +1278,18 @@ static int parse_method(PyObject *v, rbf_model_method *m, int allow_paper)
 
 /* The cycle-length models (rbf model --fn / --forget / --oracle / two-phase
  * --messages), through rbf_model_policy; the keys of the CLI's --json. */
+/* The model's parameters for one filter of `per` bits. */
+static void model_params(rbf_model_params *p, uint64_t per, unsigned k, int nc, int ret,
+                         rbf_model_method meth)
+{
+    rbf_model_params_init(p);
+    p->bits = per;
+    p->hashes = k;
+    p->hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
+    p->recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
+    p->method = meth;
+}
+
 /* A double, or None where it is NaN (as the CLI's JSON writes null). */
 static int dict_f64n(PyObject *d, const char *k, double v)
 {
@@ -1304,6 +1316,39 @@ static int trace_rates(PyObject *d, const char *name, const rbf_model_trace_rate
     return bad ? -1 : 0;
 }
 
+/* Read trace `path` (one message per line) into t and *ids (the
+ * caller frees *ids), its window A checked: 0, or -1 with an exception. */
+static int trace_load(const char *path, uint64_t A, rbf_model_trace *t, uint32_t **ids)
+{
+    memset(t, 0, sizeof *t);
+    *ids = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = rbf_sim_trace_read(path, ids, &t->arrivals, &t->distinct);
+    Py_END_ALLOW_THREADS
+    if (rc == RBF_EIO) {
+        PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
+        return -1;
+    }
+    if (rc == RBF_EINVAL) {
+        PyErr_Format(PyExc_ValueError, "fn: trace '%s' is empty or has 2^32 - 1 distinct lines "
+                                       "or more", path);
+        return -1;
+    }
+    if (rc) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (A > t->arrivals) {
+        free(*ids);
+        *ids = NULL;
+        PyErr_Format(PyExc_ValueError, "arrivals: %llu is more than the trace's %llu lines",
+                     (unsigned long long)A, (unsigned long long)t->arrivals);
+        return -1;
+    }
+    return 0;
+}
+
 /* rbf model ... --fn trace:FILE [--arrivals A] [--replicas R]: the cycle
  * law replayed on a trace (rbf_model_fn_trace), the CLI's --json keys. */
 static PyObject *model_trace(const rbf_model_params *p0, const rbf_model_cycle_spec *cs,
@@ -1316,28 +1361,11 @@ static PyObject *model_trace(const rbf_model_params *p0, const rbf_model_cycle_s
     }
     double t0 = mono_seconds();
     rbf_model_trace t;
-    memset(&t, 0, sizeof t);
     uint32_t *ids = NULL;
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = rbf_sim_trace_read(path, &ids, &t.arrivals, &t.distinct);
-    Py_END_ALLOW_THREADS
-    if (rc == RBF_EIO)
-        return PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
-    if (rc == RBF_EINVAL) {
-        PyErr_Format(PyExc_ValueError, "fn: trace '%s' is empty or has 2^32 - 1 distinct lines "
-                                       "or more", path);
+    if (trace_load(path, A, &t, &ids) < 0)
         return NULL;
-    }
-    if (rc)
-        return PyErr_NoMemory();
     double t1 = mono_seconds();
-    if (A > t.arrivals) {
-        free(ids);
-        PyErr_Format(PyExc_ValueError, "arrivals: %llu is more than the trace's %llu lines",
-                     (unsigned long long)A, (unsigned long long)t.arrivals);
-        return NULL;
-    }
+    int rc;
     t.ids = ids;
     t.window = A;
     t.replicas = R;
@@ -1440,7 +1468,7 @@ static PyObject *model_cycles(uint64_t M, unsigned k, uint64_t S, uint64_t N, un
     }
     rbf_model_workload w;
     memset(&w, 0, sizeof w);
-    const char *wspec = NULL;
+    const char *wspec = NULL, *trace = NULL;
     if (fn) {
         if (!PyUnicode_Check(fn)) {
             PyErr_SetString(PyExc_TypeError, "fn: a workload spec (uniform:P, zipf:P:S, "
@@ -1471,33 +1499,20 @@ static PyObject *model_cycles(uint64_t M, unsigned k, uint64_t S, uint64_t N, un
             w.new_fraction = sw.new_fraction;
             w.lifetime = sw.lifetime;
             break;
-        case RBF_WORKLOAD_TRACE: {
+        case RBF_WORKLOAD_TRACE:
             if (forget) {
                 PyErr_SetString(PyExc_ValueError, "forget: not with fn='trace:FILE' (ask it "
                                                   "without fn)");
                 return NULL;
             }
-            rbf_model_params tp;
-            rbf_model_params_init(&tp);
-            tp.bits = per;
-            tp.hashes = k;
-            tp.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
-            tp.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
-            tp.method = meth;
-            rbf_model_cycle_spec ts;
-            rbf_model_cycle_spec_init(&ts);
-            ts.phases = ph;
-            ts.sigma = S;
-            ts.messages = N;
-            ts.oracle = oracle;
-            return model_trace(&tp, &ts, M, nc, ret, wspec, sw.trace_path, A, R, progress);
-        }
+            trace = sw.trace_path; /* inside wspec, which fn keeps */
+            break;
         default:
             PyErr_SetString(PyExc_ValueError, "fn: not a workload spec");
             return NULL;
         }
     }
-    if (A || R) {
+    if (!trace && (A || R)) {
         PyErr_SetString(PyExc_ValueError, "arrivals, replicas: apply to fn='trace:FILE' only");
         return NULL;
     }
@@ -1539,12 +1554,7 @@ static PyObject *model_cycles(uint64_t M, unsigned k, uint64_t S, uint64_t N, un
         Py_DECREF(seq);
     }
     rbf_model_params p;
-    rbf_model_params_init(&p);
-    p.bits = per;
-    p.hashes = k;
-    p.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
-    p.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
-    p.method = meth;
+    model_params(&p, per, k, nc, ret, meth);
     progress_ctx pc = {progress, 0};
     p.progress = progress_cb;
     p.progress_ctx = &pc;
@@ -1554,6 +1564,8 @@ static PyObject *model_cycles(uint64_t M, unsigned k, uint64_t S, uint64_t N, un
     cs.sigma = S;
     cs.messages = N;
     cs.oracle = oracle;
+    if (trace)
+        return model_trace(&p, &cs, M, nc, ret, wspec, trace, A, R, progress);
     rbf_model_policy_result r;
     int rc;
     Py_BEGIN_ALLOW_THREADS
@@ -1716,12 +1728,7 @@ static PyObject *mod_model(PyObject *mod, PyObject *args, PyObject *kw)
         return NULL;
     }
     rbf_model_params p;
-    rbf_model_params_init(&p);
-    p.bits = per;
-    p.hashes = k;
-    p.hashing = nc ? RBF_NON_COLLIDING : RBF_COLLIDING;
-    p.recycle = ret ? RBF_RETAINING : RBF_NON_RETAINING;
-    p.method = meth;
+    model_params(&p, per, k, nc, ret, meth);
     progress_ctx pc = {progress, 0};
     p.progress = progress_cb;
     p.progress_ctx = &pc;
@@ -1979,32 +1986,75 @@ static int plan_fields(PyObject *d, const rbf_plan *p, const rbf_plan_options *o
            choice_dict(d, "two_phase", &p->two_phase, 1, p->bits, 1);
 }
 
+/* The filter part of rbf plan --remember / --fn's JSON (the CLI's
+ * cli_plan_fn_json_filter): 0, or -1 with an exception. */
+static int plan_fn_filter(PyObject *d, uint64_t M, const rbf_plan_options *o, int feasible,
+                          unsigned phases, unsigned hashes, uint64_t sigma, double expected,
+                          double fp)
+{
+    if (dict_str(d, "hashing", o->hashing == RBF_NON_COLLIDING ? "non-colliding" : "colliding") ||
+        dict_str(d, "recycle", o->recycle == RBF_RETAINING ? "retaining" : "non-retaining") ||
+        dict_bool(d, "feasible", feasible))
+        return -1;
+    if (!feasible)
+        return dict_none(d, "phases");
+    return dict_u64(d, "phases", phases) || dict_u64(d, "hashes", hashes) ||
+                   dict_u64(d, "sigma", sigma) ||
+                   dict_u64(d, "bits_per_filter", phases == 2 ? M / 2 : M) ||
+                   dict_f64(d, "expected_messages", expected) || dict_f64(d, "fp", fp)
+               ? -1
+               : 0;
+}
+
+/* ... and its end: the least memory that has one, where none here did. */
+static int plan_fn_end(PyObject *d, int feasible, uint64_t least)
+{
+    return feasible || !least ? dict_none(d, "least_bits") : dict_u64(d, "least_bits", least);
+}
+
+/* remember= and fn= plan a memory, on the flat layout. */
+static int plan_fn_check(uint64_t M, uint64_t N, int blk, const char *what)
+{
+    if (N || !M) {
+        PyErr_Format(PyExc_ValueError, "%s: give a memory (bits/memory), not messages", what);
+        return -1;
+    }
+    if (blk >= 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "layout: not with %s (its cycle models are of the flat layout)", what);
+        return -1;
+    }
+    return 0;
+}
+
+/* miss=: 0 <= miss < 1 (NULL: *miss unchanged). */
+static int parse_miss(PyObject *o, double *miss)
+{
+    if (!o)
+        return 0;
+    double v = PyFloat_AsDouble(o);
+    if (v == -1.0 && PyErr_Occurred())
+        return -1;
+    if (!(v >= 0.0 && v < 1.0)) {
+        PyErr_SetString(PyExc_ValueError, "miss: 0 <= miss < 1");
+        return -1;
+    }
+    *miss = v;
+    return 0;
+}
+
 /* rbf plan --remember W [--miss D] --json, through rbf_plan_remember. */
 static PyObject *plan_remember(uint64_t M, uint64_t N, double eps, int blk, PyObject *remember,
                                PyObject *missobj, rbf_plan_options *o, PyObject *progress)
 {
     uint64_t W = 0;
     double miss = 0.01;
-    if (N || !M) {
-        PyErr_SetString(PyExc_ValueError, "remember: give a memory (bits/memory), not messages");
+    if (plan_fn_check(M, N, blk, "remember") < 0)
         return NULL;
-    }
-    if (blk >= 0) {
-        PyErr_SetString(PyExc_ValueError,
-                        "layout: not with remember (its cycle models are of the flat layout)");
-        return NULL;
-    }
     if (parse_u64(remember, "remember", &W) < 0)
         return NULL;
-    if (missobj) {
-        miss = PyFloat_AsDouble(missobj);
-        if (miss == -1.0 && PyErr_Occurred())
-            return NULL;
-        if (!(miss >= 0.0 && miss < 1.0)) {
-            PyErr_SetString(PyExc_ValueError, "miss: 0 <= miss < 1");
-            return NULL;
-        }
-    }
+    if (parse_miss(missobj, &miss) < 0)
+        return NULL;
     progress_ctx pc = {progress, 0};
     o->progress = progress_cb;
     o->progress_ctx = &pc;
@@ -2022,21 +2072,11 @@ static PyObject *plan_remember(uint64_t M, uint64_t N, double eps, int blk, PyOb
         return NULL;
     int bad = dict_u64(d, "bits", M) || dict_f64(d, "target_fp", eps) ||
               dict_u64(d, "remember", W) || dict_f64(d, "miss_target", miss) ||
-              dict_str(d, "hashing", o->hashing == RBF_NON_COLLIDING ? "non-colliding"
-                                                                     : "colliding") ||
-              dict_str(d, "recycle", o->recycle == RBF_RETAINING ? "retaining"
-                                                                 : "non-retaining") ||
-              dict_bool(d, "feasible", r.feasible);
-    if (!bad && r.feasible)
-        bad = dict_u64(d, "phases", r.phases) || dict_u64(d, "hashes", r.hashes) ||
-              dict_u64(d, "sigma", r.sigma) ||
-              dict_u64(d, "bits_per_filter", r.phases == 2 ? M / 2 : M) ||
-              dict_f64(d, "expected_messages", r.expected_messages) || dict_f64(d, "fp", r.fp) ||
-              dict_f64(d, "miss", r.miss) || dict_bool(d, "miss_is_bound", (int)r.miss_is_bound) ||
-              dict_none(d, "least_bits");
-    else if (!bad)
-        bad = dict_none(d, "phases") ||
-              (least ? dict_u64(d, "least_bits", least) : dict_none(d, "least_bits"));
+              plan_fn_filter(d, M, o, r.feasible, r.phases, r.hashes, r.sigma,
+                             r.expected_messages, r.fp) ||
+              (r.feasible && (dict_f64(d, "miss", r.miss) ||
+                              dict_bool(d, "miss_is_bound", (int)r.miss_is_bound))) ||
+              plan_fn_end(d, r.feasible, least);
     if (bad) {
         Py_DECREF(d);
         return NULL;
@@ -2050,15 +2090,8 @@ static PyObject *plan_trace(uint64_t M, uint64_t N, double eps, int blk, PyObjec
                             PyObject *missobj, uint64_t A, rbf_plan_options *o, PyObject *progress)
 {
     double miss = 0.01;
-    if (N || !M) {
-        PyErr_SetString(PyExc_ValueError, "fn: give a memory (bits/memory), not messages");
+    if (plan_fn_check(M, N, blk, "fn") < 0)
         return NULL;
-    }
-    if (blk >= 0) {
-        PyErr_SetString(PyExc_ValueError,
-                        "layout: not with fn (its cycle models are of the flat layout)");
-        return NULL;
-    }
     const char *spec = PyUnicode_Check(fn) ? PyUnicode_AsUTF8AndSize(fn, NULL) : NULL;
     if (!spec) {
         if (!PyErr_Occurred())
@@ -2070,37 +2103,13 @@ static PyObject *plan_trace(uint64_t M, uint64_t N, double eps, int blk, PyObjec
         return NULL;
     }
     const char *path = spec + 6;
-    if (missobj) {
-        miss = PyFloat_AsDouble(missobj);
-        if (miss == -1.0 && PyErr_Occurred())
-            return NULL;
-        if (!(miss >= 0.0 && miss < 1.0)) {
-            PyErr_SetString(PyExc_ValueError, "miss: 0 <= miss < 1");
-            return NULL;
-        }
-    }
+    if (parse_miss(missobj, &miss) < 0)
+        return NULL;
     rbf_model_trace t;
-    memset(&t, 0, sizeof t);
     uint32_t *ids = NULL;
+    if (trace_load(path, A, &t, &ids) < 0)
+        return NULL;
     int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = rbf_sim_trace_read(path, &ids, &t.arrivals, &t.distinct);
-    Py_END_ALLOW_THREADS
-    if (rc == RBF_EIO)
-        return PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
-    if (rc == RBF_EINVAL) {
-        PyErr_Format(PyExc_ValueError, "fn: trace '%s' is empty or has 2^32 - 1 distinct lines "
-                                       "or more", path);
-        return NULL;
-    }
-    if (rc)
-        return PyErr_NoMemory();
-    if (A > t.arrivals) {
-        free(ids);
-        PyErr_Format(PyExc_ValueError, "arrivals: %llu is more than the trace's %llu lines",
-                     (unsigned long long)A, (unsigned long long)t.arrivals);
-        return NULL;
-    }
     t.ids = ids;
     t.window = A;
     t.seed = 1;
@@ -2123,21 +2132,10 @@ static PyObject *plan_trace(uint64_t M, uint64_t N, double eps, int blk, PyObjec
               dict_str(d, "trace", path) || dict_u64(d, "lines", t.arrivals) ||
               dict_u64(d, "distinct", t.distinct) || dict_u64(d, "window", A ? A : t.arrivals) ||
               dict_f64(d, "miss_target", miss) ||
-              dict_str(d, "hashing", o->hashing == RBF_NON_COLLIDING ? "non-colliding"
-                                                                     : "colliding") ||
-              dict_str(d, "recycle", o->recycle == RBF_RETAINING ? "retaining"
-                                                                 : "non-retaining") ||
-              dict_bool(d, "feasible", r.feasible);
-    if (!bad && r.feasible)
-        bad = dict_u64(d, "phases", r.phases) || dict_u64(d, "hashes", r.hashes) ||
-              dict_u64(d, "sigma", r.sigma) ||
-              dict_u64(d, "bits_per_filter", r.phases == 2 ? M / 2 : M) ||
-              dict_f64(d, "expected_messages", r.expected_messages) || dict_f64(d, "fp", r.fp) ||
-              dict_f64(d, "fp_trace", r.fp_trace) || dict_f64(d, "fn", r.fn) ||
-              dict_none(d, "least_bits");
-    else if (!bad)
-        bad = dict_none(d, "phases") ||
-              (least ? dict_u64(d, "least_bits", least) : dict_none(d, "least_bits"));
+              plan_fn_filter(d, M, o, r.feasible, r.phases, r.hashes, r.sigma,
+                             r.expected_messages, r.fp) ||
+              (r.feasible && (dict_f64(d, "fp_trace", r.fp_trace) || dict_f64(d, "fn", r.fn))) ||
+              plan_fn_end(d, r.feasible, least);
     if (bad) {
         Py_DECREF(d);
         return NULL;
