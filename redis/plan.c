@@ -548,12 +548,9 @@ void rr_cancel_plans_renamed_onto(RedisModuleCtx *ctx, int db, RedisModuleString
         if ((db < 0 || p->db == db) && RedisModule_StringCompare(p->key, dst) == 0) {
             /* a source being planned itself counts as there: its RENAME
              * cancels that plan (the source's) and would move the key */
-            int there = !ctx || pending_find(p->db, src) != NULL;
-            if (!there && RedisModule_SelectDb(ctx, p->db) == REDISMODULE_OK)
-                there = RedisModule_KeyExists(ctx, src);
-            else if (!there)
-                there = 1;
-            if (there)
+            if (!ctx || pending_find(p->db, src) ||
+                RedisModule_SelectDb(ctx, p->db) != REDISMODULE_OK ||
+                RedisModule_KeyExists(ctx, src))
                 rr_cancel_plans(p->db, dst, "the key was overwritten by RENAME");
         }
         p = next;
@@ -645,8 +642,8 @@ int rr_reserve(RedisModuleCtx *ctx, RedisModuleString *key, const rr_req *q,
      * cannot block: it was sent by a client that could wait, so it is
      * planned here, inline, whatever its size (a rare stall: it takes a
      * disconnect during a plan and a second reservation of the same key). */
-    const int rerun = in_rerun && ctx_may_block(ctx);
-    if (!can_block(ctx) && !rerun) {
+    const int may_block = ctx_may_block(ctx);
+    if (!may_block) {
         /* inside MULTI or Lua the plan would run on the main thread: only
          * small ones (milliseconds) are allowed there */
         if (q->layout == RBF_LAYOUT_BLOCKED)
@@ -660,7 +657,7 @@ int rr_reserve(RedisModuleCtx *ctx, RedisModuleString *key, const rr_req *q,
                                       "server): reserve outside, or give BITS/HASHES/SIGMA",
                                  (unsigned)RR_INLINE_PLAN_BYTES);
     }
-    if (!can_block(ctx)) {
+    if (!may_block || in_rerun) {
         rr_plan_out o;
         plan_run(q, &o, NULL);
         if (o.err)

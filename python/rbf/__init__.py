@@ -43,7 +43,6 @@ except ImportError:  # pragma: no cover - exercised where numpy is absent
     _np = None
 
 
-
 def parse_size(size: "int | str") -> int:
     """A memory size in bytes: an int, or a str such as ``"64MiB"``, ``"1MB"``,
     ``"1.5MiB"``, ``"1e6"``, ``"2^20"``, read by the ``rbf`` command's own
@@ -149,7 +148,8 @@ class Filter(_rbf.FilterBase):
         rate is at most ``fp``.  ``capacity``: the least memory that holds
         ``capacity`` items per cycle at that rate.  ``phases=2`` plans the
         two-phase filter, ``layout="blocked"`` the blocked one (one-phase;
-        with a capacity, the least whole blocks that hold it).  The plan (the dict of :func:`plan`) is ``f.plan``.
+        with a capacity, the least whole blocks that hold it).  The plan
+        (the dict of :func:`plan`) is ``f.plan``.
         ValueError when no filter reaches the target.
         """
         if fp is None or not (0 < fp < 1):

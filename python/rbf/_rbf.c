@@ -34,6 +34,12 @@
 #include "rbf.h"
 #include "rbf_model.h"
 #include "rbf_sim.h"
+/* Two of the rbf command's helpers (src/util/cli_util.h, linked from
+ * librbfcliutil.a; declared here, as this file is built against the
+ * public headers only): its reader of --memory, so that memory="..."
+ * means what --memory means, and its monotonic clock. */
+int cli_parse_bytes(const char *s, uint64_t *out, const char **err);
+double cli_wall_seconds(void);
 
 /* ------------------------------------------------------------ errors */
 
@@ -1290,17 +1296,25 @@ static void model_params(rbf_model_params *p, uint64_t per, unsigned k, int nc, 
     p->method = meth;
 }
 
+/* The first keys of rbf model --fn / --forget / --oracle --json (the
+ * CLI's cli_model_fn_json_head). */
+static int cycles_head(PyObject *d, uint64_t M, unsigned k, uint64_t S, uint64_t N, int nc,
+                       int ret, unsigned ph, int oracle)
+{
+    return dict_u64(d, "bits", M) || dict_u64(d, "hashes", k) ||
+                   (S ? dict_u64(d, "sigma", S) : dict_none(d, "sigma")) ||
+                   (N ? dict_u64(d, "messages", N) : dict_none(d, "messages")) ||
+                   dict_str(d, "hashing", nc ? "non-colliding" : "colliding") ||
+                   dict_str(d, "recycle", ret ? "retaining" : "non-retaining") ||
+                   dict_u64(d, "phases", ph) || dict_bool(d, "oracle", oracle)
+               ? -1
+               : 0;
+}
+
 /* A double, or None where it is NaN (as the CLI's JSON writes null). */
 static int dict_f64n(PyObject *d, const char *k, double v)
 {
     return isnan(v) ? dict_none(d, k) : dict_f64(d, k, v);
-}
-
-static double mono_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static int trace_rates(PyObject *d, const char *name, const rbf_model_trace_rates *r)
@@ -1359,12 +1373,12 @@ static PyObject *model_trace(const rbf_model_params *p0, const rbf_model_cycle_s
         PyErr_SetString(PyExc_ValueError, "fn: trace:FILE needs a file name");
         return NULL;
     }
-    double t0 = mono_seconds();
+    double t0 = cli_wall_seconds();
     rbf_model_trace t;
     uint32_t *ids = NULL;
     if (trace_load(path, A, &t, &ids) < 0)
         return NULL;
-    double t1 = mono_seconds();
+    double t1 = cli_wall_seconds();
     int rc;
     t.ids = ids;
     t.window = A;
@@ -1382,19 +1396,14 @@ static PyObject *model_trace(const rbf_model_params *p0, const rbf_model_cycle_s
     Py_END_ALLOW_THREADS
     rc = PROGRESS_RC(pc, rc);
     free(ids);
-    double t2 = mono_seconds();
+    double t2 = cli_wall_seconds();
     if (rc)
         return raise_rc(rc, rc == RBF_ENOMEM ? NULL : "the model rejected these parameters");
     PyObject *d = PyDict_New();
     if (!d)
         return NULL;
     const uint64_t S = cs->sigma, N = cs->messages;
-    int bad = dict_u64(d, "bits", M) || dict_u64(d, "hashes", p.hashes) ||
-              (S ? dict_u64(d, "sigma", S) : dict_none(d, "sigma")) ||
-              (N ? dict_u64(d, "messages", N) : dict_none(d, "messages")) ||
-              dict_str(d, "hashing", nc ? "non-colliding" : "colliding") ||
-              dict_str(d, "recycle", ret ? "retaining" : "non-retaining") ||
-              dict_u64(d, "phases", cs->phases) || dict_bool(d, "oracle", cs->oracle) ||
+    int bad = cycles_head(d, M, p.hashes, S, N, nc, ret, cs->phases, cs->oracle) ||
               dict_str(d, "workload", wspec) || dict_str(d, "method", "replay") ||
               dict_u64(d, "lines", t.arrivals) || dict_u64(d, "distinct", t.distinct) ||
               dict_u64(d, "window", A ? A : t.arrivals) || dict_u64(d, "windows", r.windows) ||
@@ -1580,12 +1589,7 @@ static PyObject *model_cycles(uint64_t M, unsigned k, uint64_t S, uint64_t N, un
     d = PyDict_New();
     if (!d)
         goto done;
-    int bad = dict_u64(d, "bits", M) || dict_u64(d, "hashes", k) ||
-              (S ? dict_u64(d, "sigma", S) : dict_none(d, "sigma")) ||
-              (N ? dict_u64(d, "messages", N) : dict_none(d, "messages")) ||
-              dict_str(d, "hashing", nc ? "non-colliding" : "colliding") ||
-              dict_str(d, "recycle", ret ? "retaining" : "non-retaining") ||
-              dict_u64(d, "phases", ph) || dict_bool(d, "oracle", oracle) ||
+    int bad = cycles_head(d, M, k, S, N, nc, ret, ph, oracle) ||
               dict_str(d, "method", method_name(meth)) ||
               (ph == 2 && dict_u64(d, "bits_per_filter", per)) || dict_f64(d, "fp", r.fp) ||
               (r.stuck ? dict_none(d, "cycle_mean") : dict_f64(d, "cycle_mean", r.cycle_mean)) ||
@@ -2519,10 +2523,6 @@ static PyObject *mod_strerror(PyObject *mod, PyObject *arg)
 }
 
 /* ------------------------------------------------------------ sizes */
-
-/* The rbf command's reader of --memory (src/util/cli_util.c, linked from
- * librbfcliutil.a), so that memory="..." means what --memory means. */
-int cli_parse_bytes(const char *s, uint64_t *out, const char **err);
 
 /* _parse_bytes(str) -> int: --memory's bytes, or ValueError. */
 static PyObject *mod_parse_bytes(PyObject *mod, PyObject *arg)

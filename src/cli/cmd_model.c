@@ -123,9 +123,8 @@ static int lib_fail(int rc)
     return cli_fail(CMD, "the model rejected these parameters");
 }
 
-/* P values evenly spaced over [first, last] (distinct, increasing); *n
+/* The curve's points (rbf_model_curve_points), in a malloc'd array; *n
  * receives how many. */
-/* The curve's points (rbf_model_curve_points), in a malloc'd array. */
 static uint64_t *sample_points(uint64_t first, uint64_t last, uint64_t P, size_t *n)
 {
     uint64_t span = last - first, cap = P > span ? span + 1 : P;

@@ -71,4 +71,3 @@ int rbf_sim_model_inside_ci99(const rbf_sim_result *r, double model)
         return -1;
     return model >= r->fp.ci_low && model <= r->fp.ci_high;
 }
-

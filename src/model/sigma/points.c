@@ -192,4 +192,3 @@ size_t rbf_model_curve_points(uint64_t first, uint64_t last, uint64_t points, ui
     }
     return m;
 }
-
